@@ -1,0 +1,47 @@
+// Time of one analytic answer: plan_memory for a model, GPU and scheme (presets already parsed).
+//   ./build/bench/kvplan_bench_memory
+#include <benchmark/benchmark.h>
+
+#include "kvplan/core/engine_memory.h"
+#include "kvplan/core/presets.h"
+
+namespace {
+
+void run(benchmark::State& state, const char* model_id, const char* gpu_id, int tp, kvplan::DType kv) {
+  kvplan::ModelConfig model = kvplan::resolve_model(model_id);
+  kvplan::GpuSpec gpu = kvplan::resolve_gpu(gpu_id);
+  kvplan::KvScheme scheme;
+  scheme.kv_dtype = kv;
+  kvplan::Parallelism parallel{tp, 1};
+  kvplan::ServingConfig config;
+  for (auto _ : state) {
+    kvplan::MemoryPlan plan = kvplan::plan_memory(model, gpu, scheme, parallel, config);
+    benchmark::DoNotOptimize(plan.kv_cache_tokens);
+  }
+}
+
+void BM_Llama31_8B_H100(benchmark::State& s) { run(s, "llama-3.1-8b", "h100-sxm", 1, kvplan::DType::kBF16); }
+void BM_Llama31_70B_H100_TP4_Int4KV(benchmark::State& s) { run(s, "llama-3.1-70b", "h100-sxm", 4, kvplan::DType::kInt4); }
+void BM_DeepSeekV3_H200_TP8(benchmark::State& s) { run(s, "deepseek-v3", "h200", 8, kvplan::DType::kBF16); }
+
+void BM_PlanWithDistribution(benchmark::State& state) {
+  kvplan::ModelConfig model = kvplan::resolve_model("llama-3.1-8b");
+  kvplan::GpuSpec gpu = kvplan::resolve_gpu("h100-sxm");
+  kvplan::KvScheme scheme;
+  kvplan::ServingConfig config;
+  kvplan::LengthDistribution lengths = kvplan::LengthDistribution::lognormal(6.9, 1.0);
+  for (auto _ : state) {
+    kvplan::MemoryPlan plan = kvplan::plan_memory(model, gpu, scheme, {}, config);
+    kvplan::KvLayout layout = kvplan::build_kv_layout(model, scheme, {});
+    kvplan::DistributionFit fit = kvplan::fit_distribution(plan, layout, lengths);
+    benchmark::DoNotOptimize(fit.requests_at_mean);
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_Llama31_8B_H100);
+BENCHMARK(BM_Llama31_70B_H100_TP4_Int4KV);
+BENCHMARK(BM_DeepSeekV3_H200_TP8);
+BENCHMARK(BM_PlanWithDistribution);
+BENCHMARK_MAIN();

@@ -1,0 +1,188 @@
+#include "memory_options.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+#include "kvplan/core/presets.h"
+
+namespace kvplan::cli {
+
+namespace {
+
+const std::string& get(const FlagValues& flags, const std::string& name) {
+  static const std::string empty;
+  auto it = flags.find(name);
+  if (it != flags.end()) return it->second;
+  for (const auto& [key, value] : memory_flag_defaults()) {
+    if (key == name) return value;
+  }
+  return empty;
+}
+
+int64_t to_int(const FlagValues& flags, const std::string& name, int64_t min) {
+  const std::string& text = get(flags, name);
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size()) {
+    throw ConfigError(fmt::format("--{}={} must be an integer", name, text));
+  }
+  if (v < min) throw ConfigError(fmt::format("--{}={} must be at least {}", name, text, min));
+  return v;
+}
+
+double to_fraction(const FlagValues& flags, const std::string& name, bool allow_zero) {
+  const std::string& text = get(flags, name);
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(v)) {
+    throw ConfigError(fmt::format("--{}={} must be a number", name, text));
+  }
+  if (v > 1 || v < 0 || (!allow_zero && v == 0)) {
+    throw ConfigError(fmt::format("--{}={} must be in {}0, 1]", name, text, allow_zero ? "[" : "("));
+  }
+  return v;
+}
+
+bool to_bool(const FlagValues& flags, const std::string& name) {
+  const std::string& text = get(flags, name);
+  if (text == "true" || text == "1" || text == "on") return true;
+  if (text == "false" || text == "0" || text == "off" || text.empty()) return false;
+  throw ConfigError(fmt::format("--{}={} must be true or false", name, text));
+}
+
+int to_int32(const FlagValues& flags, const std::string& name, int64_t min) {
+  int64_t v = to_int(flags, name, min);
+  if (v > std::numeric_limits<int>::max()) {
+    throw ConfigError(fmt::format("--{}={} is too large", name, v));
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& memory_flag_defaults() {
+  static const std::vector<std::pair<std::string, std::string>> defaults = {
+      {"model", "llama-3.1-8b"},
+      {"gpu", "h100-sxm"},
+      {"engine", "vllm"},
+      {"engine-version", "0.10"},
+      {"tensor-parallel-size", "1"},
+      {"pipeline-parallel-size", "1"},
+      {"dtype", "auto"},
+      {"quantization", "none"},
+      {"weight-group-size", "128"},
+      {"kv-cache-dtype", "auto"},
+      {"kv-quant-group-size", "64"},
+      {"kv-quant-symmetric", "false"},
+      {"kivi-residual", "128"},
+      {"fp8-scales", "per-tensor"},
+      {"block-size", "16"},
+      {"contiguous", "false"},
+      {"max-model-len", "0"},
+      {"gpu-memory-utilization", "0.9"},
+      {"max-num-seqs", "0"},
+      {"max-num-batched-tokens", "0"},
+      {"enforce-eager", "false"},
+      {"mem-fraction-static", "0"},
+      {"free-gpu-memory-fraction", "0.9"},
+      {"h2o-budget", "0"},
+      {"streaming-sinks", "0"},
+      {"streaming-window", "0"},
+      {"low-rank", "0"},
+      {"cross-layer-share", "1"},
+      {"mamba-ssm-cache-dtype", "fp32"},
+      {"lengths", ""},
+  };
+  return defaults;
+}
+
+Scenario build_scenario(const FlagValues& flags) {
+  for (const auto& [key, value] : flags) {
+    bool known = false;
+    for (const auto& [name, unused] : memory_flag_defaults()) known = known || name == key;
+    if (!known) throw ConfigError(fmt::format("--{}={}: unknown option", key, value));
+  }
+  Scenario s;
+  s.model = resolve_model(get(flags, "model"));
+  s.gpu = resolve_gpu(get(flags, "gpu"));
+  ServingConfig& c = s.serving;
+  c.engine = parse_engine(get(flags, "engine"));
+  c.version = parse_engine_version(get(flags, "engine-version"));
+  s.parallel.tensor_parallel = to_int32(flags, "tensor-parallel-size", 1);
+  s.parallel.pipeline_parallel = to_int32(flags, "pipeline-parallel-size", 1);
+
+  const std::string& dtype = get(flags, "dtype");
+  DType act = dtype == "auto" ? (s.model.dtype == DType::kF32 ? DType::kBF16 : s.model.dtype)
+                              : parse_dtype(dtype, "--dtype");
+  if (act != DType::kBF16 && act != DType::kF16 && act != DType::kF32) {
+    throw ConfigError(fmt::format("--dtype={} must be auto, bf16, fp16 or fp32 (use --quantization for "
+                                  "fp8/int4 weights)", dtype));
+  }
+  c.weights.dtype = act;
+  const std::string& quant = get(flags, "quantization");
+  if (quant == "fp8") c.weights.dtype = DType::kFp8E4M3;
+  else if (quant == "int8") c.weights.dtype = DType::kInt8;
+  else if (quant == "int4" || quant == "awq" || quant == "gptq") c.weights.dtype = DType::kInt4;
+  else if (quant != "none") {
+    throw ConfigError(fmt::format("--quantization={} must be none, fp8, int8, int4, awq or gptq", quant));
+  }
+  c.weights.group_size = to_int32(flags, "weight-group-size", 1);
+  c.weights.asymmetric = quant == "awq";
+
+  KvScheme& k = s.scheme;
+  const std::string& kv = get(flags, "kv-cache-dtype");
+  if (kv == "auto") k.kv_dtype = act;
+  else if (kv == "kivi2" || kv == "kivi") k.kv_dtype = DType::kInt2;
+  else k.kv_dtype = parse_dtype(kv, "--kv-cache-dtype");
+  k.quant_group_size = to_int32(flags, "kv-quant-group-size", 1);
+  k.quant_asymmetric = !to_bool(flags, "kv-quant-symmetric");
+  k.kivi_residual_tokens = to_int32(flags, "kivi-residual", 0);
+  const std::string& scales = get(flags, "fp8-scales");
+  if (scales == "per-head") k.fp8_scales = Fp8Scales::kPerHead;
+  else if (scales != "per-tensor") throw ConfigError(fmt::format("--fp8-scales={} must be per-tensor or per-head", scales));
+  k.tokens_per_block = to_int32(flags, "block-size", 1);
+  k.paged = !to_bool(flags, "contiguous");
+  int h2o = to_int32(flags, "h2o-budget", 0);
+  int window = to_int32(flags, "streaming-window", 0);
+  if (h2o > 0 && window > 0) {
+    throw ConfigError(fmt::format("--h2o-budget={} and --streaming-window={}: choose one eviction scheme", h2o, window));
+  }
+  if (h2o > 0) {
+    k.eviction = Eviction::kH2O;
+    k.h2o_budget_tokens = h2o;
+  } else if (window > 0) {
+    k.eviction = Eviction::kStreaming;
+    k.streaming_window_tokens = window;
+    k.sink_tokens = to_int32(flags, "streaming-sinks", 0);
+  }
+  k.low_rank = to_int32(flags, "low-rank", 0);
+  k.cross_layer_share = to_int32(flags, "cross-layer-share", 1);
+  const std::string& state = get(flags, "mamba-ssm-cache-dtype");
+  k.state_dtype = state == "auto" ? act : parse_dtype(state, "--mamba-ssm-cache-dtype");
+
+  c.max_model_len = to_int(flags, "max-model-len", 0);
+  c.gpu_memory_utilization = to_fraction(flags, "gpu-memory-utilization", false);
+  c.max_num_seqs = to_int32(flags, "max-num-seqs", 0);
+  c.max_num_batched_tokens = to_int(flags, "max-num-batched-tokens", 0);
+  c.enforce_eager = to_bool(flags, "enforce-eager");
+  c.mem_fraction_static = to_fraction(flags, "mem-fraction-static", true);
+  c.free_gpu_memory_fraction = to_fraction(flags, "free-gpu-memory-fraction", false);
+  s.lengths = get(flags, "lengths");
+  validate(k, s.parallel, s.model);
+  return s;
+}
+
+}  // namespace kvplan::cli

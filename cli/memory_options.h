@@ -1,0 +1,31 @@
+// cli/memory_options.h — the flags of `kvplan memory`, kept as text so --compare can override any
+// one of them, and their conversion into a validated scenario.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/engine_memory.h"
+
+namespace kvplan::cli {
+
+// Flag name (without "--") -> value as typed. Absent flags take their defaults.
+using FlagValues = std::map<std::string, std::string>;
+
+struct Scenario {
+  ModelConfig model;
+  GpuSpec gpu;
+  KvScheme scheme;
+  Parallelism parallel;
+  ServingConfig serving;
+  std::string lengths;  // --lengths spec, empty if none
+};
+
+// Names of every flag `memory` accepts that --compare may vary, with their default values.
+const std::vector<std::pair<std::string, std::string>>& memory_flag_defaults();
+
+// Throws ConfigError naming the flag, the value and the rule.
+Scenario build_scenario(const FlagValues& flags);
+
+}  // namespace kvplan::cli

@@ -1,0 +1,112 @@
+// kvplan/core/engine_memory.h — where every byte of one GPU goes under a serving engine, and how
+// many KV blocks, tokens and concurrent requests fit.
+//
+//   ServingConfig cfg;  cfg.engine = Engine::kVllm;  cfg.max_model_len = 8192;
+//   MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+//   plan.kv_cache_tokens;    // vLLM's "GPU KV cache size: N tokens"
+//   plan.max_concurrency;    // vLLM's "Maximum concurrency for M tokens per request: X"
+//
+// Each engine's budget rule (DESIGN §3):
+//  - vLLM: total · gpu_memory_utilization − weights − activation peak of the profiling pass −
+//    non-torch memory; num_blocks = floor(budget / block bytes). CUDA-graph memory comes out of
+//    the (1 − utilization) headroom in the versions modelled here and is shown, not subtracted.
+//  - SGLang: mem_fraction_static · total − weights − CUDA context, in tokens (page size 1).
+//  - TensorRT-LLM: free_gpu_memory_fraction · (memory free after the engine and its runtime
+//    buffers are loaded), in blocks of tokens_per_block.
+//  - Static (Hugging Face generate): every batch slot reserves max_model_len tokens.
+// Terms that are estimates (activation peak, non-torch memory, CUDA context) say so in `how`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/gpu_spec.h"
+#include "kvplan/core/kv_layout.h"
+#include "kvplan/core/length_distribution.h"
+#include "kvplan/core/model_config.h"
+#include "kvplan/core/param_count.h"
+
+namespace kvplan {
+
+enum class Engine { kVllm, kSglang, kTrtllm, kStatic };
+std::string_view engine_name(Engine e);
+Engine parse_engine(std::string_view text);  // vllm | sglang | trtllm | static
+
+// A vLLM release, for the accounting rules that changed between versions.
+struct EngineVersion {
+  int major = 0;
+  int minor = 10;
+  bool at_least(int ma, int mi) const { return major > ma || (major == ma && minor >= mi); }
+  std::string text() const;
+};
+EngineVersion parse_engine_version(std::string_view text);  // "0.10", "0.6.4.post1", "v0.7.1"
+
+struct ServingConfig {
+  Engine engine = Engine::kVllm;
+  EngineVersion version;               // vLLM behaviour to reproduce (default 0.10, V1 engine)
+  WeightFormat weights;                // --dtype / --quantization
+  double gpu_memory_utilization = 0.9; // vLLM
+  int64_t max_model_len = 0;           // 0: the model's max_position_embeddings
+  int max_num_seqs = 0;                // 0: engine default
+  int64_t max_num_batched_tokens = 0;  // 0: engine default
+  bool enforce_eager = false;          // vLLM: no CUDA graphs
+  double mem_fraction_static = 0;      // SGLang; 0: SGLang's default for the GPU and TP
+  double free_gpu_memory_fraction = 0.9;  // TensorRT-LLM kv_cache_free_gpu_mem_fraction
+};
+
+struct MemoryTerm {
+  std::string key;    // stable id: "weights", "activation_peak", ...
+  std::string label;  // human label
+  int64_t bytes = 0;
+  bool subtracted = true;  // false: shown for completeness, not taken from the KV budget
+  std::string how;         // how it was computed, and whether it is an estimate
+};
+
+struct MemoryPlan {
+  Engine engine = Engine::kVllm;
+  std::string engine_label;          // e.g. "vLLM 0.10 (V1 engine)"
+  int64_t gpu_total_bytes = 0;       // usable total the engine sees
+  int64_t engine_budget_bytes = 0;   // e.g. total · gpu_memory_utilization
+  std::vector<MemoryTerm> terms;
+  int64_t kv_budget_bytes = 0;       // what the KV cache may use (may be negative: does not fit)
+  int tokens_per_block = 0;
+  int64_t block_bytes = 0;           // one block across every KV layer on this GPU
+  int64_t num_blocks = 0;
+  int64_t kv_cache_tokens = 0;       // the engine's printed KV capacity in tokens
+  int64_t max_model_len = 0;
+  double max_concurrency = 0;        // the engine's printed "maximum concurrency" figure
+  int64_t requests_at_max_len = 0;   // kvplan's own count: windows, eviction, state included
+  int64_t request_bytes_at_max_len = 0;
+  int64_t max_num_batched_tokens = 0;  // as used for the profiling pass
+  int max_num_seqs = 0;
+  int pipeline_stage = 0;            // the stage that limits capacity
+  bool fits = true;
+  std::vector<std::string> problems;  // why it does not fit, if it does not
+  std::vector<std::string> notes;     // assumptions worth reading
+
+  int64_t term(std::string_view key) const;  // bytes of a term, 0 if absent
+};
+
+MemoryPlan plan_memory(const ModelConfig& model, const GpuSpec& gpu, const KvScheme& scheme,
+                       const Parallelism& parallel, const ServingConfig& config);
+
+// How many requests fit at once when their lengths follow a distribution.
+struct DistributionFit {
+  std::string distribution;
+  double mean_tokens = 0;
+  int64_t p99_tokens = 0;
+  double mean_request_bytes = 0;      // allocated bytes (blocks, state) per request, averaged
+  int64_t p99_request_bytes = 0;
+  int64_t requests_at_mean = 0;       // floor(KV budget / mean allocated bytes)
+  int64_t requests_at_p99 = 0;        // floor(KV budget / allocated bytes of a p99 request)
+};
+
+DistributionFit fit_distribution(const MemoryPlan& plan, const KvLayout& layout,
+                                 const LengthDistribution& lengths);
+
+// The activation peak vLLM measures during its profiling forward pass (estimate from shapes).
+int64_t vllm_activation_peak_bytes(const ModelConfig& model, const Parallelism& parallel,
+                                   int64_t num_tokens, int num_seqs);
+
+}  // namespace kvplan

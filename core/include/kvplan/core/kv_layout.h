@@ -1,0 +1,83 @@
+// kvplan/core/kv_layout.h — exact KV bytes per token and per request, per layer group and per GPU.
+//
+//   KvLayout layout = build_kv_layout(model, scheme, parallel);   // pipeline stage 0
+//   int64_t bytes = layout.request_bytes(8192);                     // one request of 8192 tokens
+//   int64_t blocks = layout.request_blocks(8192);                   // paged blocks it occupies
+//
+// Layers are grouped by what they store (full attention, one sliding window size, MLA latent,
+// linear-attention state, Mamba state). Bytes are per GPU: KV heads split by tensor parallelism
+// (ceil(H_kv/tp) per rank; one replicated head each when H_kv < tp), MLA latents replicated on every
+// rank, recurrent state split by heads, layers split by pipeline stage.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/kv_scheme.h"
+#include "kvplan/core/model_config.h"
+
+namespace kvplan {
+
+struct KvLayerGroup {
+  std::string name;          // e.g. "full_attention", "sliding_attention(4096)", "mla"
+  LayerKind kind = LayerKind::kFullAttention;
+  int num_layers = 0;        // layers of this group on this GPU that store KV
+  int shared_layers = 0;     // layers that reuse another layer's KV (store nothing)
+  int window_tokens = 0;     // sliding groups
+  int heads_per_gpu = 0;     // KV heads (attention), 1 (MLA latent), state heads (recurrent)
+  int elements_per_token = 0;  // per layer per GPU, K and V together (attention kinds)
+  // Per layer, per GPU, at steady state (for KIVI the 2-bit rate with metadata amortized;
+  // may be fractional only for KIVI when the group size does not divide 4 * head_dim).
+  double bytes_per_token = 0;
+  int64_t bytes_per_token_16bit = 0;  // the same token kept in 16-bit (KIVI residual window)
+  int64_t state_bytes_per_request = 0;  // per layer per GPU, recurrent kinds
+  int64_t fixed_bytes = 0;              // per layer per GPU, e.g. fp8 per-tensor scales
+};
+
+class KvLayout {
+ public:
+  KvLayout(KvScheme scheme, std::vector<KvLayerGroup> groups);
+
+  const KvScheme& scheme() const { return scheme_; }
+  const std::vector<KvLayerGroup>& groups() const { return groups_; }
+
+  // Tokens of a request of length `tokens` that a group holds (windows and eviction applied).
+  int64_t held_tokens(const KvLayerGroup& group, int64_t tokens) const;
+  // Bytes one layer of `group` holds for a request of length `tokens` (exact, metadata included).
+  int64_t layer_bytes(const KvLayerGroup& group, int64_t tokens) const;
+  // All layers on this GPU, one request of length `tokens`: exact bytes.
+  int64_t request_bytes(int64_t tokens) const;
+  // Paged: blocks (of tokens_per_block slots, one per attention layer group) a request occupies,
+  // summed over groups. A sliding group holds only the blocks its window touches.
+  int64_t request_blocks(int64_t tokens) const;
+  // Paged: bytes of the blocks a request occupies plus its recurrent state.
+  int64_t request_allocated_bytes(int64_t tokens) const;
+  // Steady-state bytes per token on this GPU, summed over per-token layers.
+  double bytes_per_token() const;
+  // Bytes of one block (tokens_per_block slots) across all per-token layers on this GPU, computed
+  // the way vLLM sizes pages: every attention layer as full-length, 16-bit residual ignored.
+  int64_t engine_block_bytes() const;
+  int64_t state_bytes_per_request() const;
+  int64_t fixed_bytes() const;
+  int num_kv_layers() const;
+
+ private:
+  KvScheme scheme_;
+  std::vector<KvLayerGroup> groups_;
+};
+
+// Layer indices [first, last) of pipeline stage `stage`, split the way vLLM does: every stage gets
+// n / pp layers and the remainder goes one each to the stages just before the last.
+std::pair<int, int> pipeline_stage_layers(int num_layers, int pipeline_parallel, int stage);
+
+KvLayout build_kv_layout(const ModelConfig& model, const KvScheme& scheme,
+                         const Parallelism& parallel, int pipeline_stage = 0);
+
+// Whole model, all layers, one copy, before parallel splitting: bytes per token (the figure
+// DESIGN §3 quotes, e.g. 131,072 for Llama-3.1-8B in bf16).
+double kv_bytes_per_token(const ModelConfig& model, const KvScheme& scheme);
+// Whole model, all layers, one copy: exact bytes of one request of `tokens` tokens.
+int64_t kv_bytes_per_request(const ModelConfig& model, const KvScheme& scheme, int64_t tokens);
+
+}  // namespace kvplan

@@ -1,0 +1,57 @@
+// kvplan/core/vllm_log.h — reads the settings and the printed memory figures from a vLLM start-up
+// log, so kvplan can predict the same figures and show printed vs predicted term by term.
+//
+//   VllmLog log = parse_vllm_log(text, "run.log");
+//   if (log.kv_cache_tokens) { ... }   // "GPU KV cache size: N tokens" or "# GPU blocks" × block
+//
+// Understands V0 (0.2–0.7) and V1 (0.8+) formats. Lines beginning with "# key:" at the top of a
+// file are kvplan annotations (source, gpu, model, settings) used by data/vllm_logs; a log taken
+// straight from vLLM needs none of them, except that the GPU must then be named with --gpu.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kvplan {
+
+struct VllmLog {
+  std::string name;
+  // Settings (from the engine-config line, non-default args, command line or annotations).
+  std::string model;        // HF id or path as printed
+  std::string kvplan_model; // annotation "# kvplan_model:" (preset id or config path)
+  std::string gpu;          // annotation "# gpu:" text
+  std::string kvplan_gpu;   // annotation "# kvplan_gpu:" (preset id)
+  std::string version;      // e.g. "0.7.1"
+  std::string source;       // annotation "# source:"
+  std::string use_line;     // annotation "# kvplan_use_line:": only lines containing it give KV figures
+  std::string note;         // annotation "# kvplan_note:"
+  std::optional<double> gpu_memory_utilization;
+  std::optional<int64_t> max_model_len;
+  std::optional<int> tensor_parallel_size;
+  std::optional<int> pipeline_parallel_size;
+  std::optional<std::string> dtype;
+  std::optional<std::string> kv_cache_dtype;
+  std::optional<std::string> quantization;
+  std::optional<int> block_size;
+  std::optional<int> max_num_seqs;
+  std::optional<int64_t> max_num_batched_tokens;
+  std::optional<bool> enforce_eager;
+  // Printed figures (GiB as printed; vLLM's "GB" in old versions is GiB).
+  std::optional<double> total_gpu_memory_gib;
+  std::optional<double> weights_gib;
+  std::optional<double> activation_peak_gib;
+  std::optional<double> non_torch_gib;
+  std::optional<double> kv_cache_memory_gib;
+  std::optional<double> cuda_graph_gib;
+  std::optional<int64_t> num_gpu_blocks;
+  std::optional<int64_t> kv_cache_tokens;  // printed, or blocks × block size
+  std::optional<double> max_concurrency;
+  std::optional<int64_t> concurrency_tokens;  // the "for N tokens per request" figure
+};
+
+VllmLog parse_vllm_log(std::string_view text, std::string name);
+VllmLog load_vllm_log(const std::string& path);  // throws ConfigError when unreadable
+
+}  // namespace kvplan

@@ -1,0 +1,363 @@
+// Engine memory accounting for vLLM, SGLang, TensorRT-LLM and static batching (DESIGN §3).
+#include "kvplan/core/engine_memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// Non-torch memory vLLM's profiler attributes to the run (cuBLAS/cuDNN workspaces, NCCL buffers,
+// allocator slack). Read off public start-up logs (data/vllm_logs): ~0.29–0.35 GiB in V0 and
+// V1 < 0.9, which count it from an earlier baseline; ~0.09 GiB in V1 >= 0.9, whose baseline is
+// taken after the CUDA context exists.
+int64_t vllm_non_torch_bytes(const EngineVersion& v, int tp) {
+  // v0.19 logs show 0.25 GiB at TP=1 and 2.1 GiB at TP=2 (NCCL symmetric memory and the
+  // all-reduce fusion workspace); 0.11 shows 0.09 GiB at TP=4.
+  if (v.at_least(0, 19)) return tp > 1 ? 2150 * kMiB : 256 * kMiB;
+  return v.at_least(0, 9) ? 96 * kMiB : 320 * kMiB;
+}
+
+// CUDA context plus library handles that exist before an engine measures free memory.
+constexpr int64_t kCudaContextBytes = 512 * kMiB;
+
+int64_t rope_cache_bytes(const ModelConfig& m) {
+  if (m.rotary_dim == 0) return 0;
+  // vLLM keeps one cos/sin cache of [max_position_embeddings, rotary_dim] in the model dtype.
+  return m.max_position_embeddings * m.rotary_dim * (dtype_bits(m.dtype) / 8);
+}
+
+int64_t default_max_model_len(const ModelConfig& m) {
+  return m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096;
+}
+
+// SGLang's default mem_fraction_static by tensor-parallel size (server_args, 0.4 series).
+double sglang_default_fraction(int tp) {
+  if (tp >= 16) return 0.79;
+  if (tp >= 8) return 0.81;
+  if (tp >= 4) return 0.85;
+  if (tp >= 2) return 0.87;
+  return 0.88;
+}
+
+std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / kGiB); }
+
+}  // namespace
+
+std::string_view engine_name(Engine e) {
+  switch (e) {
+    case Engine::kVllm: return "vllm";
+    case Engine::kSglang: return "sglang";
+    case Engine::kTrtllm: return "trtllm";
+    case Engine::kStatic: return "static";
+  }
+  return "?";
+}
+
+Engine parse_engine(std::string_view text) {
+  if (text == "vllm") return Engine::kVllm;
+  if (text == "sglang") return Engine::kSglang;
+  if (text == "trtllm" || text == "tensorrt-llm") return Engine::kTrtllm;
+  if (text == "static" || text == "hf") return Engine::kStatic;
+  throw ConfigError(fmt::format("engine={} is not known; use vllm, sglang, trtllm or static", text));
+}
+
+std::string EngineVersion::text() const { return fmt::format("{}.{}", major, minor); }
+
+EngineVersion parse_engine_version(std::string_view text) {
+  std::string s(text);
+  if (!s.empty() && (s[0] == 'v' || s[0] == 'V')) s = s.substr(1);
+  EngineVersion v;
+  int consumed = 0;
+  if (std::sscanf(s.c_str(), "%d.%d%n", &v.major, &v.minor, &consumed) != 2 || v.major < 0 || v.minor < 0) {
+    throw ConfigError(fmt::format("engine-version={} must look like MAJOR.MINOR, e.g. 0.10", text));
+  }
+  return v;
+}
+
+int64_t MemoryPlan::term(std::string_view key) const {
+  for (const MemoryTerm& t : terms) {
+    if (t.key == key) return t.bytes;
+  }
+  return 0;
+}
+
+int64_t vllm_activation_peak_bytes(const ModelConfig& m, const Parallelism& p, int64_t tokens, int num_seqs) {
+  // The profiling pass runs `tokens` tokens through every layer, then samples `num_seqs` rows.
+  // Live set at the widest point of a layer: the residual stream and the layer input
+  // ([T, hidden] each) plus the layer's widest intermediates. For a gated MLP that is gate_up
+  // [T, 2I/tp] and its activation [T, I/tp]; for attention qkv [T, (Hq + 2 Hkv) d / tp] and the
+  // attention output; for MoE the fused kernel's [T, top_k, 2I/tp] and [T, top_k, I/tp].
+  const int64_t s = dtype_bits(m.dtype) / 8;
+  const int64_t tp = p.tensor_parallel;
+  const int64_t h = m.hidden_size;
+  int64_t widest = 0;
+  for (const LayerSpec& l : m.layers) {
+    int64_t mixer = 0;
+    if (l.kind == LayerKind::kFullAttention || l.kind == LayerKind::kSlidingAttention) {
+      const AttentionShape& a = m.attention;
+      int64_t kv = a.num_kv_heads >= tp ? a.num_kv_heads / tp : 1;
+      mixer = (a.num_q_heads / tp + 2 * kv) * a.head_dim + a.num_q_heads / tp * a.v_head_dim;
+    } else if (l.kind == LayerKind::kMla) {
+      const MlaShape& a = m.mla;
+      mixer = a.num_heads / tp * (a.qk_nope_head_dim + a.qk_rope_head_dim) * 2 +
+              a.num_heads / tp * (a.qk_nope_head_dim + a.v_head_dim);
+    } else if (l.kind == LayerKind::kMamba1 || l.kind == LayerKind::kMamba2) {
+      mixer = 3 * m.mamba.d_inner / tp;
+    } else {
+      const LinearAttentionShape& a = m.linear;
+      mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;
+    }
+    int64_t mlp = 0;
+    switch (l.mlp.kind) {
+      case MlpKind::kGated: mlp = 3 * l.mlp.intermediate_size / tp; break;
+      case MlpKind::kPlain: mlp = 2 * l.mlp.intermediate_size / tp; break;
+      case MlpKind::kMoe:
+        mlp = l.mlp.experts_per_token * 3 * l.mlp.expert_intermediate_size / tp +
+              3 * l.mlp.shared_intermediate_size / tp;
+        break;
+    }
+    widest = std::max({widest, mixer, mlp});
+  }
+  int64_t forward = tokens * s * (2 * h + widest);
+  // Sampling: fp32 logits of every sequence and their fp32 softmax probabilities.
+  int64_t vocab = (m.vocab_size + 63) / 64 * 64;
+  int64_t sampler = static_cast<int64_t>(num_seqs) * vocab * (4 + 4);
+  return forward + sampler;
+}
+
+namespace {
+
+MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& scheme,
+                      const Parallelism& p, const ServingConfig& c, int stage) {
+  MemoryPlan plan;
+  plan.engine = c.engine;
+  plan.pipeline_stage = stage;
+  plan.gpu_total_bytes = gpu.usable_memory_bytes;
+  plan.max_model_len = c.max_model_len > 0 ? c.max_model_len : default_max_model_len(m);
+  KvScheme s = scheme;
+  if (c.engine == Engine::kSglang && !scheme.paged) s.paged = true;
+  KvLayout layout = build_kv_layout(m, s, p, stage);
+  const bool last_stage = stage == p.pipeline_parallel - 1;
+
+  const int64_t weights = weight_bytes_per_gpu(m, c.weights, p, stage);
+  const int64_t rope = rope_cache_bytes(m);
+  MemoryTerm w{"weights", "model weights", weights + rope, true,
+               fmt::format("{} parameters on this GPU in {} (vocabulary padded to 64), plus the RoPE "
+                           "cos/sin cache ({}); exact",
+                           "sharded", dtype_name(c.weights.dtype), gib(rope))};
+
+  const EngineVersion& v = c.version;
+  const bool v1 = v.at_least(0, 8);
+  const bool big_gpu = gpu.usable_memory_bytes >= 70 * kGiB;
+
+  // Defaults for the batch limits, which set the size of the profiling pass.
+  int max_seqs = c.max_num_seqs;
+  int64_t batched = c.max_num_batched_tokens;
+  if (c.engine == Engine::kVllm) {
+    if (max_seqs == 0) max_seqs = v.at_least(0, 9) && big_gpu ? 1024 : 256;
+    if (batched == 0) {
+      if (v1) {
+        batched = v.at_least(0, 9) ? (big_gpu ? 8192 : 2048) : 8192;
+      } else {
+        // V0: one prompt of max_model_len must fit in one step. From 0.5 on, chunked prefill
+        // (2048-token chunks) is switched on by default for contexts above 32K.
+        bool chunked = v.at_least(0, 5) && plan.max_model_len > 32768;
+        batched = chunked ? 2048 : std::max<int64_t>(plan.max_model_len, 2048);
+      }
+    }
+  } else {
+    if (max_seqs == 0) max_seqs = 256;
+    if (batched == 0) batched = 8192;
+  }
+  plan.max_num_seqs = max_seqs;
+  plan.max_num_batched_tokens = batched;
+
+  const int64_t activation =
+      last_stage ? vllm_activation_peak_bytes(m, p, batched, max_seqs)
+                 : vllm_activation_peak_bytes(m, p, batched, 0);
+  MemoryTerm act{"activation_peak", "activation peak (profiling pass)", activation, true,
+                 fmt::format("estimate: forward pass of {} tokens (residual, layer input and the "
+                             "widest intermediate) plus sampling of {} sequences (fp32 logits and "
+                             "probabilities)",
+                             batched, last_stage ? max_seqs : 0)};
+
+  // CUDA graphs: vLLM captures batch sizes 1, 2, 4, 8..248 step 8, 256..max step 16 (max =
+  // min(max_num_seqs, 512)); each graph keeps a private pool (~12 MiB, two capture modes in
+  // recent versions) and the largest holds its activations. Outside vLLM's budget in the
+  // versions modelled (shown, not subtracted).
+  int64_t graphs = 0;
+  if (!c.enforce_eager) {
+    int64_t largest = std::min<int64_t>(max_seqs, 512);
+    int64_t sizes = (largest >= 1 ? 1 : 0) + (largest >= 2 ? 1 : 0) + (largest >= 4 ? 1 : 0);
+    if (largest >= 8) sizes += (std::min<int64_t>(largest, 248) - 8) / 8 + 1;
+    if (largest >= 256) sizes += (largest - 256) / 16 + 1;
+    graphs = sizes * 12 * kMiB + vllm_activation_peak_bytes(m, p, largest, 0);
+  }
+
+  const int64_t fixed = layout.fixed_bytes();
+  switch (c.engine) {
+    case Engine::kVllm: {
+      plan.engine_label = fmt::format("vLLM {} ({} engine)", v.text(), v1 ? "V1" : "V0");
+      plan.engine_budget_bytes = static_cast<int64_t>(static_cast<double>(gpu.usable_memory_bytes) * c.gpu_memory_utilization);
+      int64_t non_torch = vllm_non_torch_bytes(v, p.tensor_parallel);
+      plan.terms = {w, act,
+                    {"non_torch", "non-torch memory", non_torch, true,
+                     "estimate from public vLLM start-up logs: cuBLAS workspaces, NCCL, allocator slack"}};
+      if (!c.enforce_eager) {
+        plan.terms.push_back({"cuda_graphs", "CUDA graphs", graphs, false,
+                              "estimate: captured decode graphs; vLLM takes it from the "
+                              "(1 - gpu_memory_utilization) headroom, not from the KV budget"});
+      }
+      break;
+    }
+    case Engine::kSglang: {
+      double frac = c.mem_fraction_static > 0 ? c.mem_fraction_static : sglang_default_fraction(p.tensor_parallel);
+      plan.engine_label = fmt::format("SGLang (mem_fraction_static {:.2f})", frac);
+      plan.engine_budget_bytes = static_cast<int64_t>(static_cast<double>(gpu.usable_memory_bytes) * frac);
+      plan.terms = {w, {"cuda_context", "CUDA context and handles", kCudaContextBytes, true,
+                        "estimate: memory in use before SGLang measures free memory"},
+                    {"activations", "activations and CUDA graphs", gpu.usable_memory_bytes - plan.engine_budget_bytes, false,
+                     fmt::format("SGLang leaves (1 - {:.2f}) of the GPU for these", frac)}};
+      s.tokens_per_block = 1;
+      layout = build_kv_layout(m, s, p, stage);
+      break;
+    }
+    case Engine::kTrtllm: {
+      plan.engine_label = fmt::format("TensorRT-LLM (kv_cache_free_gpu_mem_fraction {:.2f})", c.free_gpu_memory_fraction);
+      int64_t free_after = gpu.usable_memory_bytes - weights - rope - activation - kCudaContextBytes;
+      int64_t kv = static_cast<int64_t>(static_cast<double>(std::max<int64_t>(free_after, 0)) * c.free_gpu_memory_fraction);
+      plan.engine_budget_bytes = gpu.usable_memory_bytes;
+      plan.terms = {w, act, {"cuda_context", "CUDA context and handles", kCudaContextBytes, true, "estimate"},
+                    {"reserve", "unused reserve", free_after - kv, true,
+                     fmt::format("(1 - {:.2f}) of the memory free after loading", c.free_gpu_memory_fraction)}};
+      break;
+    }
+    case Engine::kStatic: {
+      plan.engine_label = "static batching (Hugging Face generate)";
+      plan.engine_budget_bytes = gpu.usable_memory_bytes;
+      int64_t prefill_act = vllm_activation_peak_bytes(m, p, plan.max_model_len, 1);
+      plan.terms = {w, {"activation_peak", "activation peak (one max-length prefill)", prefill_act, true,
+                        "estimate: one prompt of max_model_len tokens"},
+                    {"cuda_context", "CUDA context and handles", kCudaContextBytes, true, "estimate"}};
+      break;
+    }
+  }
+  if (fixed > 0) plan.terms.push_back({"kv_scales", "KV quantization scales", fixed, true, "exact: per-layer fp8 scales"});
+
+  int64_t used = 0;
+  for (const MemoryTerm& t : plan.terms) used += t.subtracted ? t.bytes : 0;
+  plan.kv_budget_bytes = plan.engine_budget_bytes - used;
+
+  plan.tokens_per_block = s.tokens_per_block;
+  plan.block_bytes = layout.engine_block_bytes();
+  plan.request_bytes_at_max_len = layout.request_allocated_bytes(plan.max_model_len);
+  const int64_t state = layout.state_bytes_per_request();
+  if (plan.kv_budget_bytes <= 0) {
+    plan.fits = false;
+    plan.problems.push_back(fmt::format("the fixed terms take {} more than the engine's budget of {}",
+                                        gib(-plan.kv_budget_bytes), gib(plan.engine_budget_bytes)));
+    return plan;
+  }
+  if (c.engine == Engine::kStatic) {
+    // Every slot reserves max_model_len tokens, contiguous.
+    KvScheme contiguous = s;
+    contiguous.paged = false;
+    int64_t slot = build_kv_layout(m, contiguous, p, stage).request_bytes(plan.max_model_len);
+    plan.request_bytes_at_max_len = slot;
+    plan.requests_at_max_len = slot > 0 ? plan.kv_budget_bytes / slot : 0;
+    plan.num_blocks = plan.requests_at_max_len;
+    plan.kv_cache_tokens = plan.requests_at_max_len * plan.max_model_len;
+    plan.max_concurrency = static_cast<double>(plan.requests_at_max_len);
+    plan.block_bytes = slot;
+    plan.tokens_per_block = static_cast<int>(std::min<int64_t>(plan.max_model_len, std::numeric_limits<int>::max()));
+  } else {
+    if (plan.block_bytes > 0) {
+      plan.num_blocks = plan.kv_budget_bytes / plan.block_bytes;
+    } else {
+      plan.num_blocks = 0;  // state-only model: capacity is counted in requests below
+    }
+    plan.kv_cache_tokens = plan.num_blocks * s.tokens_per_block;
+    int64_t blocks_per_request = (plan.max_model_len + s.tokens_per_block - 1) / s.tokens_per_block;
+    if (c.engine == Engine::kVllm && !v.at_least(0, 9)) {
+      plan.max_concurrency = static_cast<double>(plan.kv_cache_tokens) / static_cast<double>(plan.max_model_len);
+    } else {
+      plan.max_concurrency = static_cast<double>(plan.num_blocks) / static_cast<double>(blocks_per_request);
+    }
+    plan.requests_at_max_len = plan.request_bytes_at_max_len > 0
+                                   ? plan.kv_budget_bytes / plan.request_bytes_at_max_len
+                                   : 0;
+  }
+  if (plan.requests_at_max_len < 1) {
+    plan.fits = false;
+    plan.problems.push_back(fmt::format(
+        "one request of max_model_len={} tokens needs {} of KV but the budget is {}", plan.max_model_len,
+        gib(plan.request_bytes_at_max_len), gib(plan.kv_budget_bytes)));
+  }
+  if (state > 0) {
+    plan.notes.push_back(fmt::format("recurrent state: {} per request on this GPU, independent of length", gib(state)));
+  }
+  if (s.eviction != Eviction::kNone) {
+    plan.notes.push_back("token eviction caps each request's KV; its effect on output quality is not modelled");
+  }
+  return plan;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& scheme,
+                       const Parallelism& p, const ServingConfig& c) {
+  if (c.gpu_memory_utilization <= 0 || c.gpu_memory_utilization > 1) {
+    throw ConfigError(fmt::format("gpu-memory-utilization={} must be in (0, 1]", c.gpu_memory_utilization));
+  }
+  if (c.mem_fraction_static < 0 || c.mem_fraction_static > 1) {
+    throw ConfigError(fmt::format("mem-fraction-static={} must be in (0, 1]", c.mem_fraction_static));
+  }
+  if (c.free_gpu_memory_fraction <= 0 || c.free_gpu_memory_fraction > 1) {
+    throw ConfigError(fmt::format("free-gpu-memory-fraction={} must be in (0, 1]", c.free_gpu_memory_fraction));
+  }
+  if (c.max_model_len < 0) throw ConfigError(fmt::format("max-model-len={} must be positive", c.max_model_len));
+  if (c.max_num_seqs < 0) throw ConfigError(fmt::format("max-num-seqs={} must be positive", c.max_num_seqs));
+  if (c.max_num_batched_tokens < 0) {
+    throw ConfigError(fmt::format("max-num-batched-tokens={} must be positive", c.max_num_batched_tokens));
+  }
+  MemoryPlan best;
+  for (int stage = 0; stage < p.pipeline_parallel; ++stage) {
+    MemoryPlan plan = plan_stage(m, gpu, scheme, p, c, stage);
+    if (stage == 0 || plan.kv_cache_tokens < best.kv_cache_tokens ||
+        (plan.kv_cache_tokens == best.kv_cache_tokens && plan.requests_at_max_len < best.requests_at_max_len)) {
+      best = std::move(plan);
+    }
+  }
+  if (p.pipeline_parallel > 1) {
+    best.notes.push_back(fmt::format("pipeline stage {} of {} limits capacity; figures are for its GPUs",
+                                     best.pipeline_stage, p.pipeline_parallel));
+  }
+  return best;
+}
+
+DistributionFit fit_distribution(const MemoryPlan& plan, const KvLayout& layout, const LengthDistribution& lengths) {
+  DistributionFit fit;
+  LengthDistribution d = lengths.clamped(plan.max_model_len);
+  fit.distribution = d.describe();
+  fit.mean_tokens = d.mean();
+  fit.p99_tokens = d.quantile(0.99);
+  fit.mean_request_bytes = d.expect([&](int64_t L) { return static_cast<double>(layout.request_allocated_bytes(L)); });
+  fit.p99_request_bytes = layout.request_allocated_bytes(fit.p99_tokens);
+  if (plan.kv_budget_bytes > 0 && fit.mean_request_bytes > 0) {
+    fit.requests_at_mean = static_cast<int64_t>(std::floor(static_cast<double>(plan.kv_budget_bytes) / fit.mean_request_bytes));
+  }
+  if (plan.kv_budget_bytes > 0 && fit.p99_request_bytes > 0) fit.requests_at_p99 = plan.kv_budget_bytes / fit.p99_request_bytes;
+  return fit;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,140 @@
+#include "internal/json_fields.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+
+namespace kvplan::internal {
+
+std::string json_value_text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  std::string text = value.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string what)
+    : object_(object), what_(std::move(what)) {
+  if (!object_.is_object()) {
+    throw ConfigError(fmt::format("{}: expected a JSON object, got {}", what_, object_.type_name()));
+  }
+}
+
+bool JsonFields::has(std::string_view key) const {
+  auto it = object_.find(key);
+  return it != object_.end() && !it->is_null();
+}
+
+const nlohmann::json& JsonFields::raw(std::string_view key) const {
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) fail(key, "missing", "is required");
+  return *it;
+}
+
+void JsonFields::fail(std::string_view key, const std::string& value, std::string_view rule) const {
+  if (value == "missing") {
+    throw ConfigError(fmt::format("{}: field '{}' is missing; it {}", what_, key, rule));
+  }
+  throw ConfigError(fmt::format("{}: {}={} {}", what_, key, value, rule));
+}
+
+int64_t JsonFields::positive_int64(std::string_view key) const {
+  const nlohmann::json& v = raw(key);
+  if (v.is_number_integer()) {
+    int64_t x = v.get<int64_t>();
+    if (x <= 0) fail(key, json_value_text(v), "must be a positive integer");
+    return x;
+  }
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (d > 0 && std::floor(d) == d && d < 9.0e18) return static_cast<int64_t>(d);
+  }
+  fail(key, json_value_text(v), "must be a positive integer");
+}
+
+int JsonFields::positive_int(std::string_view key) const {
+  int64_t x = positive_int64(key);
+  if (x > std::numeric_limits<int>::max()) fail(key, std::to_string(x), "is too large");
+  return static_cast<int>(x);
+}
+
+int JsonFields::positive_int_or(std::string_view key, int fallback) const {
+  return has(key) ? positive_int(key) : fallback;
+}
+
+int JsonFields::non_negative_int_or(std::string_view key, int fallback) const {
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = raw(key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+      v.get<int64_t>() > std::numeric_limits<int>::max()) {
+    fail(key, json_value_text(v), "must be a non-negative integer");
+  }
+  return v.get<int>();
+}
+
+double JsonFields::positive_number(std::string_view key) const {
+  const nlohmann::json& v = raw(key);
+  if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+    fail(key, json_value_text(v), "must be a positive number");
+  }
+  return v.get<double>();
+}
+
+double JsonFields::number_or(std::string_view key, double fallback) const {
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = raw(key);
+  if (!v.is_number() || !std::isfinite(v.get<double>())) fail(key, json_value_text(v), "must be a number");
+  return v.get<double>();
+}
+
+bool JsonFields::bool_or(std::string_view key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = raw(key);
+  if (!v.is_boolean()) fail(key, json_value_text(v), "must be true or false");
+  return v.get<bool>();
+}
+
+std::string JsonFields::string(std::string_view key) const {
+  const nlohmann::json& v = raw(key);
+  if (!v.is_string()) fail(key, json_value_text(v), "must be a string");
+  return v.get<std::string>();
+}
+
+std::string JsonFields::string_or(std::string_view key, std::string fallback) const {
+  return has(key) ? string(key) : fallback;
+}
+
+}  // namespace kvplan::internal
+
+namespace kvplan::internal {
+
+nlohmann::json parse_python_json(std::string_view text, std::string_view what) {
+  std::string clean;
+  clean.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      clean += c;
+      if (c == '\\' && i + 1 < text.size()) clean += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    auto word = [&](std::string_view w) { return text.substr(i, w.size()) == w; };
+    if (word("-Infinity")) { clean += "null"; i += 8; continue; }
+    if (word("Infinity")) { clean += "null"; i += 7; continue; }
+    if (word("NaN")) { clean += "null"; i += 2; continue; }
+    clean += c;
+  }
+  try {
+    return nlohmann::json::parse(clean);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(fmt::format("{}: malformed JSON: {}", what, e.what()));
+  }
+}
+
+}  // namespace kvplan::internal

@@ -1,0 +1,305 @@
+// Exact KV bytes per layer group (DESIGN §3). Every figure is per layer and per GPU unless named
+// otherwise; quantization metadata is always counted.
+#include "kvplan/core/kv_layout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace kvplan {
+
+namespace {
+
+constexpr int64_t kScaleBytes = 2;     // fp16 scale or zero point per quantization group
+constexpr int64_t kFp8ScaleBytes = 4;  // fp32 scale per tensor or per head
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// One cached vector kind per token: `count` vectors of `dim` elements (e.g. K of every KV head).
+struct VectorSet {
+  int64_t count = 0;
+  int64_t dim = 0;
+  bool is_key = false;  // KIVI quantizes keys per channel, values per token
+};
+
+// Per-token bytes of one vector set under the scheme, excluding KIVI's per-channel key metadata.
+int64_t vector_bytes_per_token(const VectorSet& v, const KvScheme& s) {
+  DType t = s.kv_dtype;
+  if (t == DType::kInt8 || t == DType::kInt4) {
+    int64_t meta = ceil_div(v.dim, s.quant_group_size) * kScaleBytes * (s.quant_asymmetric ? 2 : 1);
+    return v.count * (dtype_bytes_for(t, v.dim) + meta);
+  }
+  if (t == DType::kInt2) {
+    int64_t data = dtype_bytes_for(t, v.dim);
+    int64_t meta = v.is_key ? 0 : ceil_div(v.dim, s.quant_group_size) * kScaleBytes * 2;
+    return v.count * (data + meta);
+  }
+  return v.count * dtype_bytes_for(t, v.dim);
+}
+
+int64_t vector_bytes_16bit(const VectorSet& v) { return v.count * v.dim * 2; }
+
+// KIVI key metadata: a scale and zero point per channel for every group of g quantized tokens.
+int64_t kivi_key_meta_per_group(const VectorSet& v) { return v.count * v.dim * kScaleBytes * 2; }
+
+std::vector<VectorSet> vectors_of(const ModelConfig& m, const KvScheme& s, LayerKind kind, int heads) {
+  if (kind == LayerKind::kMla) {
+    return {VectorSet{1, m.mla.kv_lora_rank + m.mla.qk_rope_head_dim, false}};
+  }
+  int dk = s.low_rank > 0 ? s.low_rank : m.attention.head_dim;
+  int dv = s.low_rank > 0 ? s.low_rank : m.attention.v_head_dim;
+  return {VectorSet{heads, dk, true}, VectorSet{heads, dv, false}};
+}
+
+struct GroupKey {
+  LayerKind kind;
+  int window;
+  bool operator<(const GroupKey& o) const {
+    return kind != o.kind ? kind < o.kind : window < o.window;
+  }
+};
+
+}  // namespace
+
+KvLayout::KvLayout(KvScheme scheme, std::vector<KvLayerGroup> groups)
+    : scheme_(std::move(scheme)), groups_(std::move(groups)) {}
+
+int64_t KvLayout::held_tokens(const KvLayerGroup& g, int64_t tokens) const {
+  if (!holds_kv_per_token(g.kind)) return 0;
+  int64_t held = tokens;
+  if (g.kind == LayerKind::kSlidingAttention) held = std::min<int64_t>(held, g.window_tokens);
+  if (scheme_.eviction == Eviction::kH2O) held = std::min<int64_t>(held, scheme_.h2o_budget_tokens);
+  if (scheme_.eviction == Eviction::kStreaming) {
+    held = std::min<int64_t>(held, scheme_.sink_tokens + scheme_.streaming_window_tokens);
+  }
+  return held;
+}
+
+int64_t KvLayout::layer_bytes(const KvLayerGroup& g, int64_t tokens) const {
+  if (!holds_kv_per_token(g.kind)) return g.state_bytes_per_request;
+  int64_t held = held_tokens(g, tokens);
+  if (scheme_.kv_dtype != DType::kInt2) {
+    return held * static_cast<int64_t>(g.bytes_per_token);
+  }
+  // KIVI: the last R tokens in 16-bit, the rest 2-bit; keys carry per-channel metadata per group
+  // of g quantized tokens (a partial group still needs its scale and zero point).
+  int64_t residual = std::min<int64_t>(held, scheme_.kivi_residual_tokens);
+  int64_t quantized = held - residual;
+  int64_t per_token_q = 0;
+  int64_t key_meta_per_group = 0;
+  // Rebuild the vector sets from the stored element counts: keys and values split evenly for
+  // attention; the MLA latent is a single value-like vector.
+  if (g.kind == LayerKind::kMla) {
+    VectorSet v{1, g.elements_per_token, false};
+    per_token_q = vector_bytes_per_token(v, scheme_);
+  } else {
+    VectorSet k{g.heads_per_gpu, g.elements_per_token / (2 * g.heads_per_gpu), true};
+    VectorSet v{g.heads_per_gpu, g.elements_per_token / (2 * g.heads_per_gpu), false};
+    per_token_q = vector_bytes_per_token(k, scheme_) + vector_bytes_per_token(v, scheme_);
+    key_meta_per_group = kivi_key_meta_per_group(k);
+  }
+  return residual * g.bytes_per_token_16bit + quantized * per_token_q +
+         ceil_div(quantized, scheme_.quant_group_size) * key_meta_per_group;
+}
+
+int64_t KvLayout::request_bytes(int64_t tokens) const {
+  int64_t total = 0;
+  for (const KvLayerGroup& g : groups_) total += g.num_layers * layer_bytes(g, tokens);
+  return total;
+}
+
+namespace {
+
+// Blocks one layer group holds for a request of `tokens` tokens (paged).
+int64_t group_blocks(const KvLayout& layout, const KvLayerGroup& g, int64_t tokens) {
+  const KvScheme& s = layout.scheme();
+  const int64_t b = s.tokens_per_block;
+  if (!holds_kv_per_token(g.kind) || g.num_layers == 0 || tokens <= 0) return 0;
+  if (g.kind == LayerKind::kSlidingAttention && tokens > g.window_tokens && s.eviction == Eviction::kNone) {
+    // Blocks touched by the window [tokens - w, tokens): the first may be partial.
+    int64_t first = (tokens - g.window_tokens) / b;
+    int64_t last = (tokens - 1) / b;
+    return last - first + 1;
+  }
+  return ceil_div(layout.held_tokens(g, tokens), b);
+}
+
+}  // namespace
+
+int64_t KvLayout::request_blocks(int64_t tokens) const {
+  int64_t blocks = 0;
+  for (const KvLayerGroup& g : groups_) blocks += group_blocks(*this, g, tokens);
+  return blocks;
+}
+
+int64_t KvLayout::request_allocated_bytes(int64_t tokens) const {
+  if (!scheme_.paged) return request_bytes(tokens);
+  int64_t total = 0;
+  const int64_t b = scheme_.tokens_per_block;
+  for (const KvLayerGroup& g : groups_) {
+    if (!holds_kv_per_token(g.kind)) {
+      total += g.num_layers * g.state_bytes_per_request;
+      continue;
+    }
+    if (g.num_layers == 0 || tokens <= 0) continue;
+    int64_t blocks = group_blocks(*this, g, tokens);
+    int64_t block_bytes = static_cast<int64_t>(std::ceil(g.bytes_per_token * static_cast<double>(b)));
+    int64_t extra = 0;
+    if (scheme_.kv_dtype == DType::kInt2) {
+      // KIVI keeps the residual window in a 16-bit side buffer; the blocks hold the 2-bit part.
+      int64_t held = held_tokens(g, tokens);
+      int64_t residual = std::min<int64_t>(held, scheme_.kivi_residual_tokens);
+      blocks = ceil_div(held - residual, b);
+      extra = residual * g.bytes_per_token_16bit;
+    }
+    total += g.num_layers * (blocks * block_bytes + extra);
+  }
+  return total;
+}
+
+double KvLayout::bytes_per_token() const {
+  double total = 0;
+  for (const KvLayerGroup& g : groups_) total += g.num_layers * g.bytes_per_token;
+  return total;
+}
+
+int64_t KvLayout::engine_block_bytes() const {
+  int64_t total = 0;
+  for (const KvLayerGroup& g : groups_) {
+    if (!holds_kv_per_token(g.kind)) continue;
+    total += g.num_layers *
+             static_cast<int64_t>(std::ceil(g.bytes_per_token * scheme_.tokens_per_block));
+  }
+  return total;
+}
+
+int64_t KvLayout::state_bytes_per_request() const {
+  int64_t total = 0;
+  for (const KvLayerGroup& g : groups_) total += g.num_layers * g.state_bytes_per_request;
+  return total;
+}
+
+int64_t KvLayout::fixed_bytes() const {
+  int64_t total = 0;
+  for (const KvLayerGroup& g : groups_) total += g.num_layers * g.fixed_bytes;
+  return total;
+}
+
+int KvLayout::num_kv_layers() const {
+  int n = 0;
+  for (const KvLayerGroup& g : groups_) n += holds_kv_per_token(g.kind) ? g.num_layers : 0;
+  return n;
+}
+
+std::pair<int, int> pipeline_stage_layers(int num_layers, int pp, int stage) {
+  std::vector<int> sizes(static_cast<size_t>(pp), num_layers / pp);
+  int remaining = num_layers % pp;
+  for (int i = 2; i < remaining + 2; ++i) sizes[static_cast<size_t>(pp - i)] += 1;
+  int first = 0;
+  for (int i = 0; i < stage; ++i) first += sizes[static_cast<size_t>(i)];
+  return {first, first + sizes[static_cast<size_t>(stage)]};
+}
+
+KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallelism& p, int stage) {
+  validate(s, p, m);
+  const int tp = p.tensor_parallel;
+  auto [first, last] = pipeline_stage_layers(m.num_layers(), p.pipeline_parallel, stage);
+  const int64_t model_bytes = dtype_bits(m.dtype) / 8;
+  const int64_t state_bytes = dtype_bits(s.state_dtype) / 8;
+
+  std::map<GroupKey, KvLayerGroup> groups;
+  int attention_index = 0;  // position among per-token layers, for cross-layer sharing
+  for (int i = 0; i < m.num_layers(); ++i) {
+    const LayerSpec& layer = m.layers[static_cast<size_t>(i)];
+    bool stores_per_token = holds_kv_per_token(layer.kind);
+    bool shared = stores_per_token && (attention_index++ % s.cross_layer_share) != 0;
+    if (i < first || i >= last) continue;
+    GroupKey key{layer.kind, layer.window_tokens};
+    auto [it, inserted] = groups.try_emplace(key);
+    KvLayerGroup& g = it->second;
+    if (shared) {
+      g.shared_layers += 1;
+    } else {
+      g.num_layers += 1;
+    }
+    if (!inserted) continue;
+    g.kind = layer.kind;
+    g.window_tokens = layer.window_tokens;
+    g.name = layer.kind == LayerKind::kSlidingAttention
+                 ? fmt::format("sliding_attention({})", layer.window_tokens)
+                 : std::string(layer_kind_name(layer.kind));
+    switch (layer.kind) {
+      case LayerKind::kFullAttention:
+      case LayerKind::kSlidingAttention:
+      case LayerKind::kMla: {
+        int heads = 1;
+        if (layer.kind != LayerKind::kMla) {
+          int kv = m.attention.num_kv_heads;
+          heads = kv >= tp ? static_cast<int>(ceil_div(kv, tp)) : 1;
+        }
+        g.heads_per_gpu = heads;
+        int64_t per_token = 0;
+        int64_t elements = 0;
+        int64_t key_meta_per_group = 0;
+        int64_t bytes16 = 0;
+        for (const VectorSet& v : vectors_of(m, s, layer.kind, heads)) {
+          per_token += vector_bytes_per_token(v, s);
+          elements += v.count * v.dim;
+          bytes16 += vector_bytes_16bit(v);
+          if (s.kv_dtype == DType::kInt2 && v.is_key) key_meta_per_group += kivi_key_meta_per_group(v);
+        }
+        g.elements_per_token = static_cast<int>(elements);
+        g.bytes_per_token = static_cast<double>(per_token) +
+                            static_cast<double>(key_meta_per_group) / s.quant_group_size;
+        g.bytes_per_token_16bit = bytes16;
+        if (is_fp8(s.kv_dtype)) {
+          int vectors = layer.kind == LayerKind::kMla ? 1 : 2;
+          g.fixed_bytes = kFp8ScaleBytes * vectors * (s.fp8_scales == Fp8Scales::kPerHead ? heads : 1);
+        }
+        break;
+      }
+      case LayerKind::kMamba1: {
+        const MambaShape& a = m.mamba;
+        int64_t d_inner = a.d_inner / tp;
+        g.heads_per_gpu = static_cast<int>(d_inner);
+        g.state_bytes_per_request = (a.d_conv - 1) * d_inner * model_bytes + d_inner * a.d_state * state_bytes;
+        break;
+      }
+      case LayerKind::kMamba2: {
+        const MambaShape& a = m.mamba;
+        int64_t groups_per_gpu = a.n_groups >= tp ? a.n_groups / tp : a.n_groups;
+        int64_t conv_channels = a.d_inner / tp + 2 * groups_per_gpu * a.d_state;
+        int64_t heads = a.num_heads / tp;
+        g.heads_per_gpu = static_cast<int>(heads);
+        g.state_bytes_per_request = (a.d_conv - 1) * conv_channels * model_bytes +
+                                    heads * a.head_dim * a.d_state * state_bytes;
+        break;
+      }
+      case LayerKind::kLinearAttention: {
+        const LinearAttentionShape& a = m.linear;
+        int64_t key_heads = a.num_key_heads / tp;
+        int64_t value_heads = a.num_value_heads / tp;
+        int64_t conv_channels = 2 * key_heads * a.key_head_dim + value_heads * a.value_head_dim;
+        g.heads_per_gpu = static_cast<int>(value_heads);
+        g.state_bytes_per_request = (a.conv_kernel - 1) * conv_channels * model_bytes +
+                                    value_heads * a.key_head_dim * a.value_head_dim * state_bytes;
+        break;
+      }
+    }
+  }
+  std::vector<KvLayerGroup> out;
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  return KvLayout(s, std::move(out));
+}
+
+double kv_bytes_per_token(const ModelConfig& model, const KvScheme& scheme) {
+  return build_kv_layout(model, scheme, Parallelism{}).bytes_per_token();
+}
+
+int64_t kv_bytes_per_request(const ModelConfig& model, const KvScheme& scheme, int64_t tokens) {
+  return build_kv_layout(model, scheme, Parallelism{}).request_bytes(tokens);
+}
+
+}  // namespace kvplan

@@ -1,0 +1,106 @@
+#include "kvplan/core/kv_scheme.h"
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+#include "kvplan/core/model_config.h"
+
+namespace kvplan {
+
+std::string KvScheme::describe() const {
+  std::string s(dtype_name(kv_dtype));
+  if (kv_dtype == DType::kInt8 || kv_dtype == DType::kInt4) {
+    s += fmt::format(" g{} {}", quant_group_size, quant_asymmetric ? "asym" : "sym");
+  } else if (kv_dtype == DType::kInt2) {
+    s = fmt::format("kivi-2 g{} residual {}", quant_group_size, kivi_residual_tokens);
+  } else if (is_fp8(kv_dtype)) {
+    s += fp8_scales == Fp8Scales::kPerHead ? " per-head scales" : " per-tensor scales";
+  }
+  s += paged ? fmt::format(", paged b{}", tokens_per_block) : std::string(", contiguous");
+  if (eviction == Eviction::kH2O) s += fmt::format(", H2O budget {}", h2o_budget_tokens);
+  if (eviction == Eviction::kStreaming) {
+    s += fmt::format(", StreamingLLM {} sinks + {} window", sink_tokens, streaming_window_tokens);
+  }
+  if (low_rank > 0) s += fmt::format(", low-rank KV r{}", low_rank);
+  if (cross_layer_share > 1) s += fmt::format(", KV shared by {} layers", cross_layer_share);
+  return s;
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::string& field, const std::string& value, const std::string& rule) {
+  throw ConfigError(fmt::format("{}={} {}", field, value, rule));
+}
+
+}  // namespace
+
+void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
+  if (s.tokens_per_block <= 0) bad("block-size", std::to_string(s.tokens_per_block), "must be a positive number of tokens");
+  if (s.quant_group_size <= 0) bad("kv-quant-group-size", std::to_string(s.quant_group_size), "must be positive");
+  if (s.kv_dtype == DType::kInt2 && s.kivi_residual_tokens < 0) {
+    bad("kivi-residual", std::to_string(s.kivi_residual_tokens), "must be zero or positive");
+  }
+  if (s.eviction == Eviction::kH2O && s.h2o_budget_tokens <= 0) {
+    bad("h2o-budget", std::to_string(s.h2o_budget_tokens), "must be a positive number of tokens");
+  }
+  if (s.eviction == Eviction::kStreaming && (s.streaming_window_tokens <= 0 || s.sink_tokens < 0)) {
+    bad("streaming-window", std::to_string(s.streaming_window_tokens),
+        "must be positive (and streaming-sinks non-negative)");
+  }
+  if (s.cross_layer_share <= 0) bad("cross-layer-share", std::to_string(s.cross_layer_share), "must be 1 or more");
+  if (is_quantized_int(s.state_dtype) || is_fp8(s.state_dtype)) {
+    bad("state-dtype", std::string(dtype_name(s.state_dtype)), "must be fp32, bf16 or fp16");
+  }
+  int tp = p.tensor_parallel;
+  int pp = p.pipeline_parallel;
+  if (tp <= 0) bad("tensor-parallel-size", std::to_string(tp), "must be a positive integer");
+  if (pp <= 0) bad("pipeline-parallel-size", std::to_string(pp), "must be a positive integer");
+  if (pp > m.num_layers()) {
+    bad("pipeline-parallel-size", std::to_string(pp),
+        fmt::format("must not exceed the model's {} layers", m.num_layers()));
+  }
+  bool has_attention = m.count_layers(LayerKind::kFullAttention) + m.count_layers(LayerKind::kSlidingAttention) > 0;
+  if (has_attention) {
+    const AttentionShape& a = m.attention;
+    if (a.num_q_heads % tp != 0) {
+      bad("tensor-parallel-size", std::to_string(tp),
+          fmt::format("must divide num_attention_heads={} of model '{}'", a.num_q_heads, m.id));
+    }
+    if (a.num_kv_heads >= tp ? a.num_kv_heads % tp != 0 : tp % a.num_kv_heads != 0) {
+      bad("tensor-parallel-size", std::to_string(tp),
+          fmt::format("must divide num_key_value_heads={} of model '{}' or be a multiple of it",
+                      a.num_kv_heads, m.id));
+    }
+    if (s.low_rank > 0 && s.low_rank > a.head_dim) {
+      bad("low-rank", std::to_string(s.low_rank), fmt::format("must not exceed head_dim={}", a.head_dim));
+    }
+    if (is_quantized_int(s.kv_dtype) && s.kv_dtype != DType::kInt2 && s.low_rank == 0 &&
+        a.head_dim % s.quant_group_size != 0) {
+      bad("kv-quant-group-size", std::to_string(s.quant_group_size),
+          fmt::format("must divide head_dim={} of model '{}'", a.head_dim, m.id));
+    }
+  }
+  if (m.count_layers(LayerKind::kMla) > 0) {
+    if (m.mla.num_heads % tp != 0) {
+      bad("tensor-parallel-size", std::to_string(tp),
+          fmt::format("must divide num_attention_heads={} of model '{}'", m.mla.num_heads, m.id));
+    }
+    if (s.low_rank > 0) bad("low-rank", std::to_string(s.low_rank), "does not apply to MLA, whose cache is already a latent");
+  }
+  if (m.count_layers(LayerKind::kMamba2) > 0 && m.mamba.num_heads % tp != 0) {
+    bad("tensor-parallel-size", std::to_string(tp),
+        fmt::format("must divide the {} Mamba-2 heads of model '{}'", m.mamba.num_heads, m.id));
+  }
+  if (m.count_layers(LayerKind::kMamba1) > 0 && m.mamba.d_inner % tp != 0) {
+    bad("tensor-parallel-size", std::to_string(tp),
+        fmt::format("must divide the Mamba d_inner={} of model '{}'", m.mamba.d_inner, m.id));
+  }
+  if (m.count_layers(LayerKind::kLinearAttention) > 0 &&
+      (m.linear.num_value_heads % tp != 0 || m.linear.num_key_heads % tp != 0)) {
+    bad("tensor-parallel-size", std::to_string(tp),
+        fmt::format("must divide linear_num_key_heads={} and linear_num_value_heads={} of model '{}'",
+                    m.linear.num_key_heads, m.linear.num_value_heads, m.id));
+  }
+}
+
+}  // namespace kvplan

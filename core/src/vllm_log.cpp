@@ -1,0 +1,174 @@
+#include "kvplan/core/vllm_log.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+
+namespace kvplan {
+
+namespace {
+
+std::string strip(std::string s) {
+  size_t a = s.find_first_not_of(" \t\r");
+  size_t b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+int64_t parse_grouped_int(const std::string& s) {
+  std::string digits;
+  for (char c : s) {
+    if (c != ',') digits += c;
+  }
+  return std::stoll(digits);
+}
+
+// First capture group of `re` in `line`, if it matches.
+std::optional<std::string> find(const std::string& line, const std::regex& re) {
+  std::smatch m;
+  if (std::regex_search(line, m, re)) return m[1].str();
+  return std::nullopt;
+}
+
+template <typename T>
+void set_if(std::optional<T>& field, const std::optional<std::string>& text) {
+  if (!text) return;
+  if constexpr (std::is_same_v<T, double>) field = std::stod(*text);
+  else if constexpr (std::is_same_v<T, int64_t>) field = parse_grouped_int(*text);
+  else if constexpr (std::is_same_v<T, int>) field = static_cast<int>(parse_grouped_int(*text));
+  else if constexpr (std::is_same_v<T, bool>) field = (*text == "True" || *text == "true");
+  else field = *text;
+}
+
+// Settings named in key=value, 'key': value or --flag value form, on any line.
+void read_settings(const std::string& line, VllmLog& log) {
+  static const std::regex util(R"((?:gpu_memory_utilization|gpu-memory-utilization)['"]?\s*[=:(\s]\s*\(?([0-9.]+))");
+  static const std::regex max_len(R"((?:max_model_len|max-model-len|max_seq_len)['"]?\s*[=:\s]\s*([0-9,]+))");
+  static const std::regex tp(R"((?:tensor_parallel_size|tensor-parallel-size)['"]?\s*[=:\s]\s*([0-9]+))");
+  static const std::regex pp(R"((?:pipeline_parallel_size|pipeline-parallel-size)['"]?\s*[=:\s]\s*([0-9]+))");
+  static const std::regex dtype(R"((?:^|[\s,{'])dtype['"]?\s*[=:\s]\s*['"]?(?:torch\.)?([a-z0-9]+))");
+  static const std::regex kv_dtype(R"((?:kv_cache_dtype|kv-cache-dtype)['"]?\s*[=:\s]\s*['"]?([a-z0-9_]+))");
+  static const std::regex quant(R"((?:^|[\s,])quantization['"]?\s*[=:\s]\s*['"]?([A-Za-z0-9_-]+))");
+  static const std::regex block(R"((?:block_size|block-size)['"]?\s*[=:\s]\s*([0-9]+))");
+  static const std::regex seqs(R"((?:max_num_seqs|max-num-seqs)['"]?\s*(?:[=:\s]|to)\s*([0-9]+))");
+  static const std::regex batched(R"((?:max_num_batched_tokens|max-num-batched-tokens)['"]?\s*(?:[=:\s]|to)\s*([0-9,]+))");
+  static const std::regex eager(R"(enforce_eager['"]?\s*[=:\s]\s*(True|False|true|false))");
+  static const std::regex eager_flag(R"(--enforce-eager\b)");
+  set_if(log.gpu_memory_utilization, find(line, util));
+  set_if(log.max_model_len, find(line, max_len));
+  set_if(log.tensor_parallel_size, find(line, tp));
+  set_if(log.pipeline_parallel_size, find(line, pp));
+  set_if(log.dtype, find(line, dtype));
+  set_if(log.kv_cache_dtype, find(line, kv_dtype));
+  set_if(log.quantization, find(line, quant));
+  set_if(log.block_size, find(line, block));
+  set_if(log.max_num_seqs, find(line, seqs));
+  set_if(log.max_num_batched_tokens, find(line, batched));
+  set_if(log.enforce_eager, find(line, eager));
+  if (std::regex_search(line, eager_flag)) log.enforce_eager = true;
+}
+
+}  // namespace
+
+VllmLog parse_vllm_log(std::string_view text, std::string name) {
+  VllmLog log;
+  log.name = std::move(name);
+  static const std::regex annotation(R"(^# (source|gpu|model|vllm_version|settings|kvplan_model|kvplan_gpu|kvplan_use_line|kvplan_note):\s*(.*)$)");
+  static const std::regex version(R"(\(v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)[^)]*\) with config)");
+  static const std::regex version_text(R"(([0-9]+\.[0-9]+(?:\.[0-9]+)?))");
+  static const std::regex model(R"(with config: model='([^']+)')");
+  static const std::regex weights(
+      R"((?:Loading model weights took|Model loading took|model weights take|weights memory:)\s*([0-9.]+)\s*Gi?B)");
+  static const std::regex total(R"((?:total_gpu_memory|total_memory)\s*[=(\s]\s*\(?([0-9.]+)\s*GiB)");
+  static const std::regex total_free(R"(Free memory on device \([0-9.]+/([0-9.]+) GiB\))");
+  static const std::regex activation(
+      R"((?:PyTorch activation peak memory(?: takes)?|torch peak memory increase:)\s*([0-9.]+)\s*GiB)");
+  static const std::regex non_torch(
+      R"((?:non_torch_memory(?: takes)?|non_torch_memory=|non-torch forward increase memory:)\s*([0-9.]+)\s*GiB)");
+  static const std::regex kv_mem(
+      R"((?:Available KV cache memory:|reserved for KV Cache is|kv_cache_size=|available_kv_cache_memory)\s*([0-9.]+)\s*GiB)");
+  static const std::regex tokens(
+      R"((?:GPU KV cache size:\s*([0-9,]+) tokens|maximum number of tokens that can be stored in KV cache \(([0-9,]+)\)))");
+  static const std::regex blocks(R"((?:GPU|CUDA|cuda) blocks:\s*\**([0-9]+))");
+  static const std::regex concurrency(R"(Maximum concurrency for ([0-9,]+) tokens per request:\s*([0-9.]+)x)");
+  static const std::regex graphs(R"(CUDA graph pool memory:\s*([0-9.]+) GiB \(actual\)|Graph capturing finished in [0-9]+ secs?, took ([0-9.]+) GiB)");
+
+  std::istringstream in{std::string(text)};
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (header && std::regex_search(line, m, annotation)) {
+      std::string key = m[1].str();
+      std::string value = strip(m[2].str());
+      if (key == "source") log.source = value;
+      else if (key == "gpu") log.gpu = value;
+      else if (key == "kvplan_model") log.kvplan_model = value;
+      else if (key == "kvplan_gpu") log.kvplan_gpu = value;
+      else if (key == "kvplan_use_line") log.use_line = value;
+      else if (key == "kvplan_note") log.note = value;
+      else if (key == "model") log.model = value.substr(0, value.find(' '));
+      else if (key == "vllm_version") {
+        if (auto v = find(value, version_text)) log.version = *v;
+      } else if (key == "settings") {
+        // "key=value (note); key=value": only values stated as facts, not "NOT ..." or "assumed".
+        std::stringstream parts(value);
+        std::string part;
+        while (std::getline(parts, part, ';')) {
+          if (part.find("assumed") != std::string::npos || part.find("NOT") != std::string::npos ||
+              part.find("not ") != std::string::npos) {
+            continue;
+          }
+          read_settings(part, log);
+        }
+      }
+      continue;
+    }
+    if (line.rfind("# title:", 0) == 0 || line.rfind("# notes:", 0) == 0 || line.rfind("# gpu_count:", 0) == 0) continue;
+    header = false;
+    if (auto v = find(line, version)) log.version = *v;
+    if (auto v = find(line, model)) log.model = *v;
+    read_settings(line, log);
+    set_if(log.weights_gib, find(line, weights));
+    set_if(log.total_gpu_memory_gib, find(line, total));
+    set_if(log.total_gpu_memory_gib, find(line, total_free));
+    set_if(log.activation_peak_gib, find(line, activation));
+    set_if(log.non_torch_gib, find(line, non_torch));
+    set_if(log.kv_cache_memory_gib, find(line, kv_mem));
+    bool figures = log.use_line.empty() || line.find(log.use_line) != std::string::npos;
+    if (figures) {
+      std::smatch t;
+      if (std::regex_search(line, t, tokens)) log.kv_cache_tokens = parse_grouped_int(t[1].matched ? t[1].str() : t[2].str());
+      set_if(log.num_gpu_blocks, find(line, blocks));
+    }
+    if (std::regex_search(line, m, concurrency)) {
+      log.concurrency_tokens = parse_grouped_int(m[1].str());
+      log.max_concurrency = std::stod(m[2].str());
+    }
+    if (std::regex_search(line, m, graphs)) log.cuda_graph_gib = std::stod(m[1].matched ? m[1].str() : m[2].str());
+  }
+  if (!log.kv_cache_tokens && log.num_gpu_blocks) {
+    log.kv_cache_tokens = *log.num_gpu_blocks * log.block_size.value_or(16);
+  }
+  if (!log.max_model_len && log.concurrency_tokens) log.max_model_len = log.concurrency_tokens;
+  return log;
+}
+
+VllmLog load_vllm_log(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(fmt::format("vllm log '{}': cannot be opened", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  VllmLog log = parse_vllm_log(buffer.str(), path);
+  if (!log.kv_cache_tokens && !log.kv_cache_memory_gib) {
+    throw ConfigError(fmt::format(
+        "vllm log '{}': no 'GPU KV cache size', '# GPU blocks' or 'Available KV cache memory' line found; "
+        "is this a vLLM start-up log?", path));
+  }
+  return log;
+}
+
+}  // namespace kvplan

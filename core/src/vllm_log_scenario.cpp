@@ -1,0 +1,138 @@
+#include "kvplan/core/vllm_log_scenario.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+#include "kvplan/core/presets.h"
+
+namespace kvplan {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+// A preset whose Hugging Face source names the same repository as the log's model.
+std::string preset_for_hf_id(const std::string& model) {
+  std::string name = lower(model);
+  if (auto slash = name.find_last_of('/'); slash != std::string::npos) name = name.substr(slash + 1);
+  if (name.empty()) return "";
+  for (const ModelConfig& m : model_presets()) {
+    std::string src = lower(m.source);
+    if (has(src, "/" + name + "/")) return m.id;
+  }
+  return "";
+}
+
+constexpr double kGiB = 1073741824.0;
+
+}  // namespace
+
+std::string gpu_preset_from_text(const std::string& text) {
+  std::string t = lower(text);
+  if (has(t, "h200")) return "h200";
+  if (has(t, "h100")) return has(t, "pcie") ? "h100-pcie" : "h100-sxm";
+  if (has(t, "b200")) return "b200";
+  if (has(t, "a100")) return has(t, "40") ? "a100-40gb" : "a100-80gb";
+  if (has(t, "l40s")) return "l40s";
+  if (has(t, "a10g")) return "a10g";
+  if (has(t, "4090")) return "rtx-4090";
+  if (has(t, "3090")) return "rtx-3090";
+  if (has(t, "6000 ada")) return "rtx-6000-ada";
+  if (has(t, "a6000")) return "rtx-a6000";
+  if (has(t, "a30")) return "a30";
+  if (has(t, "mi300x")) return "mi300x";
+  if (has(t, " l4") || t.rfind("l4", 0) == 0 || has(t, "xl4")) return "l4";
+  if (has(t, "t4")) return "t4";
+  return "";
+}
+
+LogScenario scenario_from_vllm_log(const VllmLog& log, const std::string& log_path, const LogOverrides& o) {
+  LogScenario s;
+  std::string model = o.model;
+  if (model.empty() && !log.kvplan_model.empty()) {
+    model = log.kvplan_model;
+    bool relative = model.find('/') != std::string::npos && model[0] != '/';
+    if (relative) {
+      auto slash = log_path.find_last_of('/');
+      model = (slash == std::string::npos ? std::string() : log_path.substr(0, slash + 1)) + model;
+    }
+  }
+  if (model.empty()) model = preset_for_hf_id(log.model);
+  if (model.empty()) {
+    throw ConfigError(fmt::format(
+        "vllm log '{}': model '{}' is not a preset; pass --model with a preset id or a config.json",
+        log.name, log.model));
+  }
+  s.model = resolve_model(model);
+
+  std::string gpu = !o.gpu.empty() ? o.gpu : !log.kvplan_gpu.empty() ? log.kvplan_gpu : gpu_preset_from_text(log.gpu);
+  if (gpu.empty()) {
+    throw ConfigError(fmt::format("vllm log '{}': the GPU is not named; pass --gpu with a preset id", log.name));
+  }
+  s.gpu = resolve_gpu(gpu);
+  if (log.total_gpu_memory_gib) {
+    s.gpu.usable_memory_bytes = static_cast<int64_t>(*log.total_gpu_memory_gib * kGiB);
+    s.gpu.usable_memory_source = "total GPU memory printed in the log";
+  }
+
+  ServingConfig& c = s.serving;
+  c.engine = Engine::kVllm;
+  if (!log.version.empty()) {
+    c.version = parse_engine_version(log.version);
+  } else {
+    s.assumptions.push_back("vLLM version not stated: 0.10 rules used");
+  }
+  auto assume = [&](bool stated, const std::string& what) {
+    if (!stated) s.assumptions.push_back(what);
+  };
+  c.gpu_memory_utilization = log.gpu_memory_utilization.value_or(0.9);
+  assume(log.gpu_memory_utilization.has_value(), "gpu_memory_utilization not stated: 0.9 (default)");
+  c.max_model_len = log.max_model_len.value_or(0);
+  assume(log.max_model_len.has_value(), "max_model_len not stated: the model's max_position_embeddings");
+  c.max_num_seqs = log.max_num_seqs.value_or(0);
+  c.max_num_batched_tokens = log.max_num_batched_tokens.value_or(0);
+  c.enforce_eager = log.enforce_eager.value_or(false);
+  s.parallel.tensor_parallel = log.tensor_parallel_size.value_or(1);
+  s.parallel.pipeline_parallel = log.pipeline_parallel_size.value_or(1);
+  DType act = s.model.dtype == DType::kF32 ? DType::kBF16 : s.model.dtype;
+  if (log.dtype && *log.dtype != "auto") act = parse_dtype(*log.dtype, "dtype");
+  c.weights.dtype = act;
+  if (log.quantization && lower(*log.quantization) != "none") {
+    std::string q = lower(*log.quantization);
+    if (has(q, "fp8") || has(q, "compressed")) c.weights.dtype = DType::kFp8E4M3;
+    else if (has(q, "awq") || has(q, "gptq") || has(q, "int4")) c.weights.dtype = DType::kInt4;
+  }
+  s.scheme.kv_dtype = act;
+  if (log.kv_cache_dtype && *log.kv_cache_dtype != "auto") s.scheme.kv_dtype = parse_dtype(*log.kv_cache_dtype, "kv_cache_dtype");
+  s.scheme.tokens_per_block = log.block_size.value_or(16);
+  return s;
+}
+
+std::vector<LogComparisonRow> compare_to_log(const VllmLog& log, const MemoryPlan& plan) {
+  auto g = [](int64_t bytes) { return static_cast<double>(bytes) / kGiB; };
+  std::vector<LogComparisonRow> rows;
+  rows.push_back({"total GPU memory", log.total_gpu_memory_gib, g(plan.gpu_total_bytes), "GiB"});
+  rows.push_back({"model weights", log.weights_gib, g(plan.term("weights")), "GiB"});
+  rows.push_back({"activation peak", log.activation_peak_gib, g(plan.term("activation_peak")), "GiB"});
+  rows.push_back({"non-torch memory", log.non_torch_gib, g(plan.term("non_torch")), "GiB"});
+  rows.push_back({"KV cache memory", log.kv_cache_memory_gib, g(plan.kv_budget_bytes), "GiB"});
+  std::optional<double> blocks;
+  if (log.num_gpu_blocks) blocks = static_cast<double>(*log.num_gpu_blocks);
+  rows.push_back({"KV cache blocks", blocks, static_cast<double>(plan.num_blocks), "blocks"});
+  std::optional<double> tokens;
+  if (log.kv_cache_tokens) tokens = static_cast<double>(*log.kv_cache_tokens);
+  rows.push_back({"GPU KV cache size", tokens, static_cast<double>(plan.kv_cache_tokens), "tokens"});
+  rows.push_back({"maximum concurrency", log.max_concurrency, plan.max_concurrency, "x"});
+  if (log.cuda_graph_gib) rows.push_back({"CUDA graphs", log.cuda_graph_gib, g(plan.term("cuda_graphs")), "GiB"});
+  return rows;
+}
+
+}  // namespace kvplan

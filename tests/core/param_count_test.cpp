@@ -1,0 +1,180 @@
+// Parameter counts and weight bytes (param_count.h), checked against hand arithmetic and the
+// published totals recorded in the presets.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kvplan/core/model_config.h"
+#include "kvplan/core/param_count.h"
+#include "kvplan/core/presets.h"
+
+namespace kvplan {
+namespace {
+
+TEST(ParamCount, Llama2_7b) {
+  // embed 32000*4096 = 131,072,000, lm_head the same;
+  // per layer: attn 4*4096^2 = 67,108,864 + MLP 3*4096*11008 = 135,266,304 + norms 2*4096 = 202,383,360;
+  // 32 * 202,383,360 + 2 * 131,072,000 + final norm 4096 = 6,738,415,616
+  EXPECT_EQ(count_parameters(resolve_model("llama-2-7b")).total(), 6738415616);
+}
+
+TEST(ParamCount, Llama31_8b) {
+  ParamCount c = count_parameters(resolve_model("llama-3.1-8b"));
+  // attn: q 4096^2 + k 1024*4096 + v 1024*4096 + o 4096^2 = 41,943,040 per layer
+  EXPECT_EQ(c.attention, int64_t{32} * 41943040);
+  // MLP: 3 * 4096 * 14336 = 176,160,768 per layer
+  EXPECT_EQ(c.mlp, int64_t{32} * 176160768);
+  // embedding 128256 * 4096 = 525,336,576; untied head the same
+  EXPECT_EQ(c.embedding, 525336576);
+  EXPECT_EQ(c.lm_head, 525336576);
+  // norms: 32 * 2 * 4096 + 4096 = 266,240
+  EXPECT_EQ(c.norms, 266240);
+  // 32 * 218,112,000 + 2 * 525,336,576 + 4096 = 8,030,261,248
+  EXPECT_EQ(c.total(), 8030261248);
+  EXPECT_EQ(c.active(), c.total());  // dense
+}
+
+TEST(ParamCount, Mistral7b) {
+  // per layer as Llama-3.1-8B: 218,112,000; 32 * that + 2 * 32000*4096 + 4096 = 7,241,732,096
+  EXPECT_EQ(count_parameters(resolve_model("mistral-7b-v0.1")).total(), 7241732096);
+}
+
+TEST(ParamCount, Mixtral8x7bTotalAndActive) {
+  ParamCount c = count_parameters(resolve_model("mixtral-8x7b"));
+  // per layer: attn 41,943,040 + 8 experts * 176,160,768 + router 8*4096 + norms 8192
+  //          = 1,451,270,144; 32 * that + 262,144,000 + 4096 = 46,702,792,704
+  EXPECT_EQ(c.total(), 46702792704);
+  // routed experts: 32 * 8 * 176,160,768 = 45,097,156,608
+  EXPECT_EQ(c.experts, 45097156608);
+  // router: 32 * 8 * 4096 = 1,048,576
+  EXPECT_EQ(c.routers, 1048576);
+  // active: total - all experts + 32 layers * 2 of 8 experts * 176,160,768
+  //       = 46,702,792,704 - 45,097,156,608 + 11,274,289,152 = 12,879,925,248
+  EXPECT_EQ(c.active_experts, 11274289152);
+  EXPECT_EQ(c.active(), 12879925248);
+}
+
+TEST(ParamCount, DeepseekV3MainModel) {
+  // MLA per layer: q_a 1536*7168 + q_a_norm 1536 + q_b 128*192*1536 + kv_a 576*7168 + kv_a_norm 512
+  //   + kv_b 128*256*512 + o 7168*128*128 = 187,107,328
+  // dense layers (0-2): + MLP 3*7168*18432 = 396,361,728 + norms 14,336 -> 583,483,392 each
+  // MoE layers (58): + 256 * 3*7168*2048 + router 256*7168 + bias 256 + shared 3*7168*2048 + norms
+  //   = 187,107,328 + 11,320,164,608 + 14,336 = 11,507,286,272 each
+  // 3 * 583,483,392 + 58 * 11,507,286,272 + 2 * 129280*7168 + 7168 = 671,026,419,200
+  EXPECT_EQ(count_parameters(resolve_model("deepseek-v3")).total(), 671026419200);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(ParamCount, PresetsMatchPublishedTotals) {
+  int checked = 0;
+  for (const ModelConfig& m : model_presets()) {
+    std::string path = std::string(KVPLAN_SOURCE_DIR) + "/data/models/" + m.id + ".json";
+    std::string text = read_text(path);
+    ASSERT_FALSE(text.empty()) << path;
+    // Python's json writes bare Infinity (Mamba-2's time_step_limit); make it parseable.
+    for (const std::string word : {"-Infinity", "Infinity", "NaN"}) {
+      for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at)) {
+        text.replace(at, word.size(), "null");
+      }
+    }
+    nlohmann::json j = nlohmann::json::parse(text);
+    bool published = j.contains("_kvplan_published_params") && !j["_kvplan_published_params"].is_null();
+    bool differs = j.contains("_kvplan_published_params_differs");
+    EXPECT_EQ(m.published_params.has_value(), published) << m.id;
+    if (!published || differs) continue;
+    ASSERT_TRUE(m.published_params.has_value()) << m.id;
+    EXPECT_EQ(count_parameters(m).total(), *m.published_params) << m.id;
+    ++checked;
+  }
+  // 11 presets carry an undisputed published total (see data/models/*.json)
+  EXPECT_EQ(checked, 11);
+}
+
+TEST(WeightBytes, Llama31_8bBf16Total) {
+  // 2 B * 8,030,261,248
+  EXPECT_EQ(weight_bytes_total(resolve_model("llama-3.1-8b"), WeightFormat{}), int64_t{2} * 8030261248);
+  // vocab 128256 is already a multiple of 64 (2004 * 64): per GPU at tp=1 equals the total
+  EXPECT_EQ(weight_bytes_per_gpu(resolve_model("llama-3.1-8b"), WeightFormat{}, Parallelism{}),
+            int64_t{2} * 8030261248);
+}
+
+// A tiny Llama: hidden 64, 4 heads (head_dim 16), 2 KV heads, MLP 128, 2 layers, vocab 100.
+ModelConfig tiny_llama(int intermediate = 128) {
+  nlohmann::json j = {{"model_type", "llama"},          {"hidden_size", 64},
+                      {"num_attention_heads", 4},        {"num_key_value_heads", 2},
+                      {"intermediate_size", intermediate}, {"num_hidden_layers", 2},
+                      {"vocab_size", 100},               {"max_position_embeddings", 256},
+                      {"tie_word_embeddings", false},    {"torch_dtype", "bfloat16"}};
+  return parse_model_config(j, "tiny");
+}
+
+TEST(WeightBytes, TinyLlamaParameterCount) {
+  // per layer: q 64*64 = 4096, k 32*64 = 2048, v 2048, o 4096 -> 12,288;
+  //   MLP gate_up 256*64 = 16,384 + down 64*128 = 8,192 -> 24,576; norms 128 -> 36,992
+  // 2 layers 73,984 + embed 100*64 = 6,400 + head 6,400 + final norm 64 = 86,848
+  EXPECT_EQ(count_parameters(tiny_llama()).total(), 86848);
+  EXPECT_EQ(weight_bytes_total(tiny_llama(), WeightFormat{}), 2 * 86848);
+}
+
+TEST(WeightBytes, TinyLlamaTensorParallel) {
+  ModelConfig m = tiny_llama();
+  // tp=1: vocab padded to ceil(100/64)*64 = 128 rows: embed 8,192 + head 8,192;
+  //   73,984 + 16,384 + 64 = 90,432 params * 2 B = 180,864
+  EXPECT_EQ(weight_bytes_per_gpu(m, WeightFormat{}, Parallelism{}), 180864);
+  // tp=2: per layer q 32*64 = 2048, k 16*64 = 1024, v 1024, o 64*32 = 2048 -> 6,144;
+  //   MLP gate_up 128*64 = 8,192 + down 64*64 = 4,096 -> 12,288; norms (replicated) 128 -> 18,560
+  //   2 layers 37,120 + embed 64*64 = 4,096 + head 4,096 + final norm 64 = 45,376 params * 2 B = 90,752
+  EXPECT_EQ(weight_bytes_per_gpu(m, WeightFormat{}, Parallelism{.tensor_parallel = 2}), 90752);
+  // roughly half: the only excess over 180,864 / 2 = 90,432 is the replicated half of the
+  //   320 norm elements: 160 * 2 B = 320
+  EXPECT_EQ(90752 - 180864 / 2, 320);
+}
+
+TEST(WeightBytes, TinyLlamaInt4Symmetric) {
+  ModelConfig m = tiny_llama();
+  WeightFormat f{DType::kInt4, 128, false};
+  // linear [rows, cols] = rows*cols/2 + rows*ceil(cols/128)*2:
+  //   q [64,64] 2048+128 = 2,176; k [32,64] 1024+64 = 1,088; v 1,088; o [64,64] 2,176;
+  //   gate_up [256,64] 8192+512 = 8,704; down [64,128] 4096+128 = 4,224 -> 19,456
+  //   norms 128 * 2 B = 256 -> 19,712 per layer, 2 layers 39,424
+  // embedding 6,400 * 2 B = 12,800; final norm 128 B; LM head kept 16-bit 12,800
+  // total 39,424 + 12,800 + 128 + 12,800 = 65,152
+  EXPECT_EQ(weight_bytes_total(m, f), 65152);
+  // asymmetric adds one fp16 zero point per group: groups per layer 64+32+32+64+256+64 = 512
+  //   -> + 2 layers * 512 * 2 B = 2,048 -> 67,200
+  WeightFormat asym{DType::kInt4, 128, true};
+  EXPECT_EQ(weight_bytes_total(m, asym), 67200);
+}
+
+TEST(WeightBytes, TinyLlamaInt4PartialGroup) {
+  ModelConfig m = tiny_llama(192);
+  WeightFormat f{DType::kInt4, 128, false};
+  // attention as before 6,528; gate_up [384,64] 12288 + 384*1*2 = 13,056;
+  //   down [64,192] 6144 + 64*ceil(192/128)=2 groups*2 B = 256 -> 6,400; norms 256
+  //   per layer 26,240; 2 layers 52,480 + 12,800 + 128 + 12,800 = 78,208
+  EXPECT_EQ(weight_bytes_total(m, f), 78208);
+}
+
+TEST(WeightBytes, TiedEmbeddingsCountedOnce) {
+  nlohmann::json j = {{"model_type", "llama"}, {"hidden_size", 64}, {"num_attention_heads", 4},
+                      {"num_key_value_heads", 2}, {"intermediate_size", 128},
+                      {"num_hidden_layers", 2}, {"vocab_size", 100}, {"tie_word_embeddings", true}};
+  ParamCount c = count_parameters(parse_model_config(j, "tiny-tied"));
+  // as the untied tiny model minus the 6,400-element head: 86,848 - 6,400 = 80,448
+  EXPECT_EQ(c.lm_head, 0);
+  EXPECT_EQ(c.total(), 80448);
+}
+
+}  // namespace
+}  // namespace kvplan
