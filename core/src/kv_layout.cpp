@@ -87,21 +87,8 @@ int64_t KvLayout::layer_bytes(const KvLayerGroup& g, int64_t tokens) const {
   // of g quantized tokens (a partial group still needs its scale and zero point).
   int64_t residual = std::min<int64_t>(held, scheme_.kivi_residual_tokens);
   int64_t quantized = held - residual;
-  int64_t per_token_q = 0;
-  int64_t key_meta_per_group = 0;
-  // Rebuild the vector sets from the stored element counts: keys and values split evenly for
-  // attention; the MLA latent is a single value-like vector.
-  if (g.kind == LayerKind::kMla) {
-    VectorSet v{1, g.elements_per_token, false};
-    per_token_q = vector_bytes_per_token(v, scheme_);
-  } else {
-    VectorSet k{g.heads_per_gpu, g.elements_per_token / (2 * g.heads_per_gpu), true};
-    VectorSet v{g.heads_per_gpu, g.elements_per_token / (2 * g.heads_per_gpu), false};
-    per_token_q = vector_bytes_per_token(k, scheme_) + vector_bytes_per_token(v, scheme_);
-    key_meta_per_group = kivi_key_meta_per_group(k);
-  }
-  return residual * g.bytes_per_token_16bit + quantized * per_token_q +
-         ceil_div(quantized, scheme_.quant_group_size) * key_meta_per_group;
+  return residual * g.bytes_per_token_16bit + quantized * g.kivi_token_bytes +
+         ceil_div(quantized, scheme_.quant_group_size) * g.kivi_key_group_bytes;
 }
 
 int64_t KvLayout::request_bytes(int64_t tokens) const {
@@ -144,17 +131,19 @@ int64_t KvLayout::request_allocated_bytes(int64_t tokens) const {
       continue;
     }
     if (g.num_layers == 0 || tokens <= 0) continue;
-    int64_t blocks = group_blocks(*this, g, tokens);
-    int64_t block_bytes = static_cast<int64_t>(std::ceil(g.bytes_per_token * static_cast<double>(b)));
-    int64_t extra = 0;
     if (scheme_.kv_dtype == DType::kInt2) {
-      // KIVI keeps the residual window in a 16-bit side buffer; the blocks hold the 2-bit part.
+      // KIVI: blocks hold the 2-bit tokens; the 16-bit residual window and the per-group key
+      // metadata live in side buffers sized by what they hold.
       int64_t held = held_tokens(g, tokens);
       int64_t residual = std::min<int64_t>(held, scheme_.kivi_residual_tokens);
-      blocks = ceil_div(held - residual, b);
-      extra = residual * g.bytes_per_token_16bit;
+      int64_t quantized = held - residual;
+      total += g.num_layers * (ceil_div(quantized, b) * b * g.kivi_token_bytes +
+                               ceil_div(quantized, scheme_.quant_group_size) * g.kivi_key_group_bytes +
+                               residual * g.bytes_per_token_16bit);
+      continue;
     }
-    total += g.num_layers * (blocks * block_bytes + extra);
+    int64_t block_bytes = static_cast<int64_t>(std::ceil(g.bytes_per_token * static_cast<double>(b)));
+    total += g.num_layers * group_blocks(*this, g, tokens) * block_bytes;
   }
   return total;
 }
@@ -254,6 +243,10 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
         g.bytes_per_token = static_cast<double>(per_token) +
                             static_cast<double>(key_meta_per_group) / s.quant_group_size;
         g.bytes_per_token_16bit = bytes16;
+        if (s.kv_dtype == DType::kInt2) {
+          g.kivi_token_bytes = per_token;
+          g.kivi_key_group_bytes = key_meta_per_group;
+        }
         if (is_fp8(s.kv_dtype)) {
           int vectors = layer.kind == LayerKind::kMla ? 1 : 2;
           g.fixed_bytes = kFp8ScaleBytes * vectors * (s.fp8_scales == Fp8Scales::kPerHead ? heads : 1);

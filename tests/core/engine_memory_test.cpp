@@ -1,1 +1,206 @@
+// Engine memory accounting (engine_memory.h): budget identities, block and token counts.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kvplan/core/engine_memory.h"
+#include "kvplan/core/error.h"
+#include "kvplan/core/presets.h"
+
+namespace kvplan {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// Llama-3.1-8B weights in bf16 plus the RoPE cos/sin cache:
+// 2 B * 8,030,261,248 + 131072 positions * 128 rotary dims * 2 B = 16,060,522,496 + 33,554,432
+constexpr int64_t kLlama8bWeightsTerm = int64_t{2} * 8030261248 + int64_t{131072} * 128 * 2;
+
+struct Llama8bOnH100 : ::testing::Test {
+  ModelConfig model = resolve_model("llama-3.1-8b");
+  GpuSpec gpu = resolve_gpu("h100-sxm");
+  KvScheme scheme;
+  Parallelism parallel;
+};
+
+TEST_F(Llama8bOnH100, VllmDefaultBudgetIdentity) {
+  ServingConfig cfg;  // vLLM 0.10, utilization 0.9, max_model_len from the model
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  EXPECT_EQ(plan.max_model_len, 131072);  // max_position_embeddings
+  EXPECT_EQ(plan.gpu_total_bytes, gpu.usable_memory_bytes);
+  const int64_t budget = static_cast<int64_t>(std::floor(static_cast<double>(gpu.usable_memory_bytes) * 0.9));
+  EXPECT_EQ(plan.engine_budget_bytes, budget);
+  EXPECT_EQ(plan.kv_budget_bytes,
+            budget - plan.term("weights") - plan.term("activation_peak") - plan.term("non_torch"));
+  EXPECT_EQ(plan.term("weights"), kLlama8bWeightsTerm);
+  EXPECT_GT(plan.term("activation_peak"), 0);
+  EXPECT_GT(plan.term("non_torch"), 0);
+  // block: 16 tokens * 131,072 = 2,097,152
+  EXPECT_EQ(plan.tokens_per_block, 16);
+  EXPECT_EQ(plan.block_bytes, 2097152);
+  EXPECT_EQ(plan.num_blocks, plan.kv_budget_bytes / 2097152);
+  EXPECT_EQ(plan.kv_cache_tokens, plan.num_blocks * 16);
+  // 131072 / 16 = 8,192 blocks per max-length request
+  EXPECT_DOUBLE_EQ(plan.max_concurrency, static_cast<double>(plan.num_blocks) / 8192.0);
+  // a max-length request allocates 8,192 blocks * 2,097,152 B
+  EXPECT_EQ(plan.request_bytes_at_max_len, int64_t{8192} * 2097152);
+  EXPECT_EQ(plan.requests_at_max_len, plan.kv_budget_bytes / (int64_t{8192} * 2097152));
+  EXPECT_TRUE(plan.fits);
+  EXPECT_TRUE(plan.problems.empty());
+  // CUDA graphs are shown but not subtracted
+  bool found_graphs = false;
+  for (const MemoryTerm& t : plan.terms) {
+    if (t.key == "cuda_graphs") {
+      found_graphs = true;
+      EXPECT_FALSE(t.subtracted);
+    }
+  }
+  EXPECT_TRUE(found_graphs);
+}
+
+TEST_F(Llama8bOnH100, VllmDefaultAbsoluteFigures) {
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, ServingConfig{});
+  // usable 85,029,615,042 * 0.9 = 76,526,653,537.8 -> 76,526,653,537
+  EXPECT_EQ(plan.engine_budget_bytes, 76526653537);
+  // non-torch estimate for vLLM >= 0.9 at tp=1: 96 MiB
+  EXPECT_EQ(plan.term("non_torch"), 96 * kMiB);
+  // activation peak: 8,192 tokens * 2 B * (2*4096 + widest 3*14336) + 1,024 seqs * 128,256 * 8 B
+  //   = 838,860,800 + 1,050,673,152 = 1,889,533,952
+  EXPECT_EQ(plan.term("activation_peak"), 1889533952);
+  // 76,526,653,537 - 16,094,076,928 - 1,889,533,952 - 100,663,296 = 58,442,379,361
+  EXPECT_EQ(plan.kv_budget_bytes, 58442379361);
+  // floor(58,442,379,361 / 2,097,152) = 27,867 blocks = 445,872 tokens
+  EXPECT_EQ(plan.num_blocks, 27867);
+  EXPECT_EQ(plan.kv_cache_tokens, 445872);
+}
+
+TEST(ActivationPeak, HandComputedForLlama8b) {
+  ModelConfig m = resolve_model("llama-3.1-8b");
+  // widest intermediate: max(attention (32 + 2*8)*128 + 32*128 = 10,240, gated MLP 3*14336 = 43,008)
+  // 2048 tokens * 2 B * (8,192 + 43,008) = 209,715,200; 256 seqs * 128,256 * 8 = 262,668,288
+  EXPECT_EQ(vllm_activation_peak_bytes(m, Parallelism{}, 2048, 256), 209715200 + 262668288);
+  // tp=2: widest MLP 3*14336/2 = 21,504; 2048 * 2 * (8,192 + 21,504) = 121,634,816; no sampling
+  EXPECT_EQ(vllm_activation_peak_bytes(m, Parallelism{.tensor_parallel = 2}, 2048, 0), 121634816);
+}
+
+TEST_F(Llama8bOnH100, VllmV0ConcurrencyIsTokensOverMaxLen) {
+  ServingConfig cfg;
+  cfg.version = parse_engine_version("0.7.1");
+  EXPECT_EQ(cfg.version.major, 0);
+  EXPECT_EQ(cfg.version.minor, 7);
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  EXPECT_DOUBLE_EQ(plan.max_concurrency, static_cast<double>(plan.kv_cache_tokens) / 131072.0);
+  EXPECT_EQ(plan.kv_cache_tokens, plan.num_blocks * 16);
+  EXPECT_EQ(plan.kv_budget_bytes, plan.engine_budget_bytes - plan.term("weights") -
+                                      plan.term("activation_peak") - plan.term("non_torch"));
+  // V0 estimate of non-torch memory: 320 MiB
+  EXPECT_EQ(plan.term("non_torch"), 320 * kMiB);
+}
+
+TEST_F(Llama8bOnH100, SglangStaticFraction) {
+  ServingConfig cfg;
+  cfg.engine = Engine::kSglang;
+  cfg.mem_fraction_static = 0.8;
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  const int64_t budget = static_cast<int64_t>(std::floor(static_cast<double>(gpu.usable_memory_bytes) * 0.8));
+  EXPECT_EQ(plan.engine_budget_bytes, budget);
+  EXPECT_EQ(plan.term("weights"), kLlama8bWeightsTerm);
+  // CUDA context estimate 512 MiB
+  EXPECT_EQ(plan.term("cuda_context"), 512 * kMiB);
+  EXPECT_EQ(plan.kv_budget_bytes, budget - kLlama8bWeightsTerm - 512 * kMiB);
+  EXPECT_EQ(plan.tokens_per_block, 1);
+  EXPECT_EQ(plan.block_bytes, 131072);
+  EXPECT_EQ(plan.kv_cache_tokens, plan.kv_budget_bytes / 131072);
+  // 85,029,615,042 * 0.8 = 68,023,692,033.6 -> 68,023,692,033;
+  // - 16,094,076,928 - 536,870,912 = 51,392,744,193; / 131,072 = 392,095
+  EXPECT_EQ(plan.kv_cache_tokens, 392095);
+}
+
+TEST_F(Llama8bOnH100, StaticBatchingReservesMaxLen) {
+  ServingConfig cfg;
+  cfg.engine = Engine::kStatic;
+  cfg.max_model_len = 4096;
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  EXPECT_EQ(plan.max_model_len, 4096);
+  // one slot: 4096 * 131,072 = 536,870,912
+  EXPECT_EQ(plan.request_bytes_at_max_len, int64_t{4096} * 131072);
+  EXPECT_EQ(plan.requests_at_max_len, plan.kv_budget_bytes / (int64_t{4096} * 131072));
+  EXPECT_EQ(plan.kv_budget_bytes, gpu.usable_memory_bytes - plan.term("weights") -
+                                      plan.term("activation_peak") - plan.term("cuda_context"));
+  // one max-length prefill: 4096 * 2 * (8,192 + 43,008) + 1 * 128,256 * 8 = 420,456,448
+  EXPECT_EQ(plan.term("activation_peak"), 420456448);
+  EXPECT_EQ(plan.kv_cache_tokens, plan.requests_at_max_len * 4096);
+}
+
+TEST_F(Llama8bOnH100, Fp8KvHalvesBlockAndSubtractsScales) {
+  scheme.kv_dtype = DType::kFp8E4M3;
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, ServingConfig{});
+  // 16 tokens * 65,536 = 1,048,576
+  EXPECT_EQ(plan.block_bytes, 1048576);
+  // 32 layers * 2 fp32 scales = 256 B
+  EXPECT_EQ(plan.term("kv_scales"), 256);
+  EXPECT_EQ(plan.kv_budget_bytes, plan.engine_budget_bytes - plan.term("weights") -
+                                      plan.term("activation_peak") - plan.term("non_torch") - 256);
+  EXPECT_EQ(plan.num_blocks, plan.kv_budget_bytes / 1048576);
+}
+
+TEST(EngineMemory, ModelTooLargeDoesNotFit) {
+  MemoryPlan plan = plan_memory(resolve_model("llama-3.1-405b"), resolve_gpu("l4"), KvScheme{},
+                                Parallelism{}, ServingConfig{});
+  // ~811 GB of weights on a 24 GB GPU
+  EXPECT_FALSE(plan.fits);
+  EXPECT_FALSE(plan.problems.empty());
+  EXPECT_LT(plan.kv_budget_bytes, 0);
+}
+
+TEST(EngineMemory, BadSettingsThrow) {
+  ModelConfig m = resolve_model("llama-3.1-8b");
+  GpuSpec g = resolve_gpu("h100-sxm");
+  ServingConfig cfg;
+  cfg.gpu_memory_utilization = 1.5;
+  EXPECT_THROW(plan_memory(m, g, KvScheme{}, Parallelism{}, cfg), ConfigError);
+  cfg.gpu_memory_utilization = 0;
+  EXPECT_THROW(plan_memory(m, g, KvScheme{}, Parallelism{}, cfg), ConfigError);
+  cfg = ServingConfig{};
+  cfg.max_model_len = -1;
+  EXPECT_THROW(plan_memory(m, g, KvScheme{}, Parallelism{}, cfg), ConfigError);
+  EXPECT_THROW(parse_engine("vllmx"), ConfigError);
+  EXPECT_THROW(parse_engine_version("latest"), ConfigError);
+}
+
+TEST(EngineMemory, ParseEngineVersion) {
+  EngineVersion v = parse_engine_version("v0.6.4.post1");
+  EXPECT_EQ(v.major, 0);
+  EXPECT_EQ(v.minor, 6);
+  EXPECT_TRUE(parse_engine_version("0.10").at_least(0, 9));
+  EXPECT_FALSE(parse_engine_version("0.8").at_least(0, 9));
+  EXPECT_EQ(parse_engine("sglang"), Engine::kSglang);
+}
+
+TEST_F(Llama8bOnH100, FitFixedDistribution) {
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, ServingConfig{});
+  KvLayout layout = build_kv_layout(model, scheme, parallel);
+  DistributionFit fit = fit_distribution(plan, layout, LengthDistribution::fixed(1000));
+  EXPECT_DOUBLE_EQ(fit.mean_tokens, 1000.0);
+  EXPECT_EQ(fit.p99_tokens, 1000);
+  // ceil(1000/16) = 63 blocks * 16 * 131,072 = 132,120,576 B per request
+  EXPECT_DOUBLE_EQ(fit.mean_request_bytes, 63.0 * 16 * 131072);
+  EXPECT_EQ(fit.p99_request_bytes, int64_t{63} * 16 * 131072);
+  EXPECT_EQ(fit.requests_at_mean, plan.kv_budget_bytes / (int64_t{63} * 16 * 131072));
+  EXPECT_EQ(fit.requests_at_p99, plan.kv_budget_bytes / (int64_t{63} * 16 * 131072));
+}
+
+TEST_F(Llama8bOnH100, FitDistributionIsCappedAtMaxModelLen) {
+  ServingConfig cfg;
+  cfg.max_model_len = 512;
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  KvLayout layout = build_kv_layout(model, scheme, parallel);
+  DistributionFit fit = fit_distribution(plan, layout, LengthDistribution::fixed(1000));
+  // capped to 512 tokens = 32 blocks * 2,097,152
+  EXPECT_EQ(fit.p99_tokens, 512);
+  EXPECT_EQ(fit.p99_request_bytes, int64_t{32} * 2097152);
+}
+
+}  // namespace
+}  // namespace kvplan

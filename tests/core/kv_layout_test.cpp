@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/kv_layout.h"
@@ -167,6 +170,15 @@ TEST(KiviLayout, ShortRequestIsAllResidual) {
   EXPECT_EQ(kv_bytes_per_request(m, kivi_scheme(), 100), int64_t{100} * 4096 * 32);
 }
 
+TEST(KiviLayout, AllocatedBytesKeepResidualOutsideBlocks) {
+  ModelConfig m = resolve_model("llama-3.1-8b");
+  KvLayout layout = build_kv_layout(m, kivi_scheme(), Parallelism{});
+  // per layer: ceil(872 / 16) = 55 blocks * 16 tokens * 640 B (2-bit data + value metadata) = 563,200
+  //   + key metadata ceil(872 / 32) = 28 groups * 4,096 = 114,688 + residual 128 * 4,096 = 524,288
+  //   -> 1,202,176; x 32 layers = 38,469,632
+  EXPECT_EQ(layout.request_allocated_bytes(1000), int64_t{32} * (55 * 16 * 640 + 28 * 4096 + 128 * 4096));
+}
+
 TEST(KiviLayout, PartialKeyGroupStillCarriesMetadata) {
   ModelConfig m = resolve_model("llama-3.1-8b");
   KvLayout layout = build_kv_layout(m, kivi_scheme(), Parallelism{});
@@ -206,6 +218,27 @@ TEST(SlidingWindow, MistralRequestBlocksFollowTheWindow) {
   EXPECT_EQ(layout.request_blocks(4096), 256);
   // L=4112 (block-aligned window [16, 4112)): first = 1, last = 4111/16 = 256 -> 256
   EXPECT_EQ(layout.request_blocks(4112), 256);
+}
+
+TEST(SlidingWindow, Gemma2HasTwoGroups) {
+  ModelConfig m = resolve_model("gemma-2-9b");
+  KvLayout layout = build_kv_layout(m, KvScheme{}, Parallelism{});
+  ASSERT_EQ(layout.groups().size(), 2u);
+  const KvLayerGroup* full = find_group(layout, LayerKind::kFullAttention);
+  const KvLayerGroup* sliding = find_group(layout, LayerKind::kSlidingAttention);
+  ASSERT_NE(full, nullptr);
+  ASSERT_NE(sliding, nullptr);
+  EXPECT_EQ(full->num_layers, 21);
+  EXPECT_EQ(sliding->num_layers, 21);
+  // per layer per token 2 * 8 * 256 * 2 B = 8,192
+  // L=5000: 21 sliding layers hold 4096 tokens, 21 full layers hold 5000
+  EXPECT_EQ(layout.request_bytes(5000), int64_t{21} * 4096 * 8192 + int64_t{21} * 5000 * 8192);
+  // blocks: sliding first 904/16 = 56, last 4999/16 = 312 -> 257; full ceil(5000/16) = 313 -> 570
+  EXPECT_EQ(layout.request_blocks(5000), 570);
+  // allocated: 21 * 257 * (16 * 8,192) + 21 * 313 * (16 * 8,192)
+  EXPECT_EQ(layout.request_allocated_bytes(5000), int64_t{21} * 257 * 131072 + int64_t{21} * 313 * 131072);
+  // vLLM sizes pages as if every layer were full: 42 * 16 * 8,192 = 5,505,024
+  EXPECT_EQ(layout.engine_block_bytes(), 5505024);
 }
 
 TEST(Eviction, H2OBudgetCapsRequest) {
@@ -329,6 +362,24 @@ TEST(RecurrentState, Qwen3NextLinearAttentionState) {
   EXPECT_EQ(layout.request_bytes(1000), int64_t{36} * 2146304 + int64_t{1000} * 24576);
 }
 
+TEST(RecurrentState, JambaMambaStatePlusAttentionKv) {
+  ModelConfig m = resolve_model("jamba-v0.1");
+  KvLayout layout = build_kv_layout(m, KvScheme{}, Parallelism{});
+  const KvLayerGroup* mamba = find_group(layout, LayerKind::kMamba1);
+  ASSERT_NE(mamba, nullptr);
+  EXPECT_EQ(mamba->num_layers, 28);  // 32 - 4 attention layers
+  // conv: (4 - 1) * d_inner 8192 * 2 B = 49,152; ssm: 8192 * d_state 16 * 4 B = 524,288 -> 573,440
+  EXPECT_EQ(mamba->state_bytes_per_request, 573440);
+  // 4 attention layers * 2 * 8 * 128 * 2 B = 16,384 per token
+  EXPECT_EQ(layout.bytes_per_token(), 16384.0);
+  // L=1000: 28 * 573,440 + 1000 * 16,384 = 16,056,320 + 16,384,000
+  EXPECT_EQ(layout.request_bytes(1000), int64_t{28} * 573440 + int64_t{1000} * 16384);
+  // tp=2 halves both: d_inner 4096 -> 286,720 per layer; 4 KV heads per GPU -> 8,192 per token
+  KvLayout tp2 = build_kv_layout(m, KvScheme{}, Parallelism{.tensor_parallel = 2});
+  EXPECT_EQ(find_group(tp2, LayerKind::kMamba1)->state_bytes_per_request, 286720);
+  EXPECT_EQ(tp2.bytes_per_token(), 8192.0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cross-layer sharing and low-rank projection.
 
@@ -374,6 +425,65 @@ TEST(Paged, ContiguousAllocationIsExact) {
   KvLayout layout = build_kv_layout(m, s, Parallelism{});
   // not paged: allocated == exact = 17 * 131,072
   EXPECT_EQ(layout.request_allocated_bytes(17), int64_t{17} * 131072);
+}
+
+// A request's paged allocation must be able to hold its exact bytes: allocated >= exact, for every
+// preset, scheme and length (a block rounds up, never down).
+TEST(Paged, AllocationNeverSmallerThanExactBytes) {
+  std::vector<std::pair<std::string, KvScheme>> schemes;
+  schemes.emplace_back("bf16", KvScheme{});
+  {
+    KvScheme s;
+    s.kv_dtype = DType::kFp8E4M3;
+    schemes.emplace_back("fp8", s);
+  }
+  {
+    KvScheme s;
+    s.kv_dtype = DType::kInt8;
+    s.quant_group_size = 64;
+    schemes.emplace_back("int8 g64", s);
+  }
+  {
+    KvScheme s;
+    s.kv_dtype = DType::kInt4;
+    s.quant_group_size = 32;
+    s.quant_asymmetric = false;
+    schemes.emplace_back("int4 g32 sym", s);
+  }
+  // KIVI is checked separately (KiviLayout.AllocationHoldsPartialKeyGroupMetadata).
+  {
+    KvScheme s;
+    s.eviction = Eviction::kH2O;
+    s.h2o_budget_tokens = 1024;
+    schemes.emplace_back("h2o 1024", s);
+  }
+  {
+    KvScheme s;
+    s.eviction = Eviction::kStreaming;
+    s.streaming_window_tokens = 1020;
+    schemes.emplace_back("streaming 4+1020", s);
+  }
+  const int64_t lengths[] = {1, 15, 16, 17, 100, 128, 129, 144, 160, 161, 1000, 4095, 4096, 4097, 5000, 40000};
+  for (const ModelConfig& m : model_presets()) {
+    for (const auto& [name, scheme] : schemes) {
+      KvLayout layout = build_kv_layout(m, scheme, Parallelism{});
+      for (int64_t L : lengths) {
+        EXPECT_GE(layout.request_allocated_bytes(L), layout.request_bytes(L))
+            << m.id << " " << name << " L=" << L;
+      }
+    }
+  }
+}
+
+TEST(KiviLayout, AllocationHoldsPartialKeyGroupMetadata) {
+  ModelConfig m = resolve_model("llama-3.1-8b");
+  KvLayout layout = build_kv_layout(m, kivi_scheme(), Parallelism{});
+  // L=144: 128 residual tokens + 16 quantized tokens, per layer:
+  //   exact = 128 * 4,096 + 16 * 640 + ceil(16/32) = 1 key group * 4,096 = 538,624
+  EXPECT_EQ(layout.layer_bytes(layout.groups()[0], 144), 538624);
+  //   the paged allocation (1 block of 16 tokens + the 16-bit residual) must hold at least that:
+  //   32 layers * 538,624 = 17,235,968
+  EXPECT_GE(layout.request_allocated_bytes(144), int64_t{32} * 538624);
 }
 
 TEST(Paged, RandomLengthsMatchClosedForm) {

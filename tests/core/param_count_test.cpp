@@ -69,6 +69,21 @@ TEST(ParamCount, DeepseekV3MainModel) {
   EXPECT_EQ(count_parameters(resolve_model("deepseek-v3")).total(), 671026419200);
 }
 
+TEST(ParamCount, Falcon40bTiedHead) {
+  // the preset's published 41,835,970,560 counts a separate lm_head although the config ties it;
+  // unique parameters: 41,835,970,560 - 65,024 * 8,192 (532,676,608) = 41,303,293,952
+  EXPECT_EQ(count_parameters(resolve_model("falcon-40b")).total(), 41835970560 - int64_t{65024} * 8192);
+}
+
+TEST(ParamCount, Mamba2_2_7b) {
+  // per layer: in_proj (2*5120 + 2*128 + 80 = 10,576) * 2560 = 27,074,560; conv 5,376 * 4 = 21,504 +
+  //   bias 5,376; dt_bias, A_log, D 3 * 80 = 240; gated norm 5,120; out_proj 2560 * 5120 = 13,107,200;
+  //   one block norm 2,560 -> 40,216,560
+  // 64 layers 2,573,859,840 + tied embedding 50288 * 2560 = 128,737,280 + final norm 2,560
+  //   = 2,702,599,680
+  EXPECT_EQ(count_parameters(resolve_model("mamba2-2.7b")).total(), 2702599680);
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -139,6 +154,36 @@ TEST(WeightBytes, TinyLlamaTensorParallel) {
   // roughly half: the only excess over 180,864 / 2 = 90,432 is the replicated half of the
   //   320 norm elements: 160 * 2 B = 320
   EXPECT_EQ(90752 - 180864 / 2, 320);
+}
+
+TEST(WeightBytes, TinyLlamaKvHeadsReplicatedAboveTheirCount) {
+  ModelConfig m = tiny_llama();
+  // tp=4 > 2 KV heads: 1 replicated KV head per GPU, 1 query head.
+  //   q 16*64 = 1,024, k 1,024, v 1,024, o 64*16 = 1,024 -> 4,096; MLP gate_up 64*64 = 4,096 +
+  //   down 64*32 = 2,048 -> 6,144; norms 128 -> 10,368 per layer; 2 layers 20,736
+  //   embed (128/4 = 32) * 64 = 2,048 + head 2,048 + final norm 64 -> 24,896 params * 2 B = 49,792
+  EXPECT_EQ(weight_bytes_per_gpu(m, WeightFormat{}, Parallelism{.tensor_parallel = 4}), 49792);
+}
+
+TEST(WeightBytes, TinyLlamaPipelineStages) {
+  nlohmann::json j = {{"model_type", "llama"}, {"hidden_size", 64}, {"num_attention_heads", 4},
+                      {"num_key_value_heads", 2}, {"intermediate_size", 128},
+                      {"num_hidden_layers", 2}, {"vocab_size", 100}, {"tie_word_embeddings", true}};
+  ModelConfig m = parse_model_config(j, "tiny-tied");
+  Parallelism pp{.tensor_parallel = 1, .pipeline_parallel = 2};
+  // stage 0: padded embedding 128 * 64 = 8,192 + layer 0 36,992 = 45,184 params * 2 B = 90,368
+  EXPECT_EQ(weight_bytes_per_gpu(m, WeightFormat{}, pp, 0), 90368);
+  // stage 1: layer 1 36,992 + final norm 64 + its own copy of the tied head 8,192 = 45,248 * 2 = 90,496
+  EXPECT_EQ(weight_bytes_per_gpu(m, WeightFormat{}, pp, 1), 90496);
+}
+
+TEST(WeightBytes, TinyLlamaFp8) {
+  ModelConfig m = tiny_llama();
+  // linear: rows*cols * 1 B + rows * 4 B fp32 scale:
+  //   q 4096+256 = 4,352; k 2048+128 = 2,176; v 2,176; o 4,352; gate_up 16384+1024 = 17,408;
+  //   down 8192+256 = 8,448 -> 38,912; norms 256 -> 39,168 per layer; 2 layers 78,336
+  //   + embedding 12,800 + final norm 128 + head 12,800 = 104,064
+  EXPECT_EQ(weight_bytes_total(m, WeightFormat{DType::kFp8E4M3, 128, false}), 104064);
 }
 
 TEST(WeightBytes, TinyLlamaInt4Symmetric) {

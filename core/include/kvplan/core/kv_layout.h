@@ -31,6 +31,8 @@ struct KvLayerGroup {
   // may be fractional only for KIVI when the group size does not divide 4 * head_dim).
   double bytes_per_token = 0;
   int64_t bytes_per_token_16bit = 0;  // the same token kept in 16-bit (KIVI residual window)
+  int64_t kivi_token_bytes = 0;       // KIVI: one quantized token (2-bit data + value metadata)
+  int64_t kivi_key_group_bytes = 0;   // KIVI: key scale + zero point per channel, per token group
   int64_t state_bytes_per_request = 0;  // per layer per GPU, recurrent kinds
   int64_t fixed_bytes = 0;              // per layer per GPU, e.g. fp8 per-tensor scales
 };
