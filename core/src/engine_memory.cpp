@@ -152,9 +152,9 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   const int64_t weights = weight_bytes_per_gpu(m, c.weights, p, stage);
   const int64_t rope = rope_cache_bytes(m);
   MemoryTerm w{"weights", "model weights", weights + rope, true,
-               fmt::format("{} parameters on this GPU in {} (vocabulary padded to 64), plus the RoPE "
-                           "cos/sin cache ({}); exact",
-                           "sharded", dtype_name(c.weights.dtype), gib(rope))};
+               fmt::format("this GPU's shard of the parameters in {} (vocabulary padded to 64), plus "
+                           "the RoPE cos/sin cache ({}); exact",
+                           dtype_name(c.weights.dtype), gib(rope))};
 
   const EngineVersion& v = c.version;
   const bool v1 = v.at_least(0, 8);
