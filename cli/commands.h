@@ -20,4 +20,16 @@ struct MemoryRequest {
 };
 int run_memory(const MemoryRequest& request);
 
+struct SimRequest {
+  FlagValues memory_flags;  // model, GPU, engine, KV scheme (see memory_options.h)
+  FlagValues sim_flags;     // scheduler, workload, SLO (see sim_options.h)
+  bool json = false;
+  std::string out_dir;      // simulate: write summary.json, requests.csv, timeseries.csv here
+  double tolerance = 0;     // capacity: relative bracket width at which the search stops
+};
+int run_simulate(const SimRequest& request);
+int run_capacity(const SimRequest& request);
+// The default run's simulated answer: concurrent chat users under an SLO.
+int run_default_users();
+
 }  // namespace kvplan::cli

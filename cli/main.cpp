@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "sim_options.h"
 #include "kvplan/config.h"
 #include "kvplan/core/error.h"
 
@@ -35,6 +36,14 @@ kvplan::cli::FlagValues given(const std::map<std::string, std::string>& values,
   return out;
 }
 
+void add_sim_flags(CLI::App& cmd, std::map<std::string, std::string>& values,
+                   std::map<std::string, CLI::Option*>& options) {
+  for (const auto& [name, def] : kvplan::cli::sim_flag_defaults()) {
+    std::string help = def.empty() ? std::string() : "default: " + def;
+    options[name] = cmd.add_option("--" + name, values[name], help);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,6 +68,19 @@ int main(int argc, char** argv) {
   memory->add_option("--from-vllm-log", request.from_vllm_log,
                      "A vLLM start-up log: predict its printed figures and compare term by term");
 
+  auto* simulate = app.add_subcommand("simulate", "Simulate serving a workload: latency, throughput, KV memory over time");
+  auto* capacity = app.add_subcommand("capacity", "Largest arrival rate or number of users that meets an SLO");
+  std::map<std::string, std::string> sim_values, sim_memory_values;
+  std::map<std::string, CLI::Option*> sim_options, sim_memory_options;
+  kvplan::cli::SimRequest sim_request;
+  for (CLI::App* cmd : {simulate, capacity}) {
+    add_memory_flags(*cmd, sim_memory_values, sim_memory_options);
+    add_sim_flags(*cmd, sim_values, sim_options);
+    cmd->add_flag("--json", sim_request.json, "JSON output");
+  }
+  simulate->add_option("--out", sim_request.out_dir, "Write summary.json, requests.csv and timeseries.csv here");
+  capacity->add_option("--tolerance", sim_request.tolerance, "Stop when the bracket is this narrow (relative; default 0.02)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -79,12 +101,24 @@ int main(int argc, char** argv) {
       request.flags = given(values, options);
       return kvplan::cli::run_memory(request);
     }
+    if (simulate->parsed() || capacity->parsed()) {
+      // Both subcommands share the option objects; only one of them is parsed per run.
+      std::map<std::string, CLI::Option*> mem_opts, sim_opts;
+      CLI::App* cmd = simulate->parsed() ? simulate : capacity;
+      for (const auto& [name, opt] : sim_memory_options) mem_opts[name] = cmd->get_option("--" + name);
+      for (const auto& [name, opt] : sim_options) sim_opts[name] = cmd->get_option("--" + name);
+      sim_request.memory_flags = given(sim_memory_values, mem_opts);
+      sim_request.sim_flags = given(sim_values, sim_opts);
+      return simulate->parsed() ? kvplan::cli::run_simulate(sim_request) : kvplan::cli::run_capacity(sim_request);
+    }
     // No subcommand: the default scenario.
     std::cout << "kvplan default scenario: Llama-3.1-8B on one H100 SXM, vLLM defaults "
                  "(run `kvplan --help` for more)\n\n";
     kvplan::cli::MemoryRequest defaults;
     defaults.flags["lengths"] = "lognormal:6.9,1.0";
-    return kvplan::cli::run_memory(defaults);
+    int status = kvplan::cli::run_memory(defaults);
+    if (status != 0) return status;
+    return kvplan::cli::run_default_users();
   } catch (const kvplan::ConfigError& e) {
     std::cerr << "kvplan: " << e.what() << "\n";
     return kBadInput;

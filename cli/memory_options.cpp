@@ -13,43 +13,19 @@ namespace kvplan::cli {
 namespace {
 
 const std::string& get(const FlagValues& flags, const std::string& name) {
-  static const std::string empty;
-  auto it = flags.find(name);
-  if (it != flags.end()) return it->second;
-  for (const auto& [key, value] : memory_flag_defaults()) {
-    if (key == name) return value;
-  }
-  return empty;
+  return flag_text(flags, memory_flag_defaults(), name);
 }
 
 int64_t to_int(const FlagValues& flags, const std::string& name, int64_t min) {
   const std::string& text = get(flags, name);
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size()) {
-    throw ConfigError(fmt::format("--{}={} must be an integer", name, text));
-  }
+  int64_t v = parse_int_flag(name, text);
   if (v < min) throw ConfigError(fmt::format("--{}={} must be at least {}", name, text, min));
   return v;
 }
 
 double to_fraction(const FlagValues& flags, const std::string& name, bool allow_zero) {
   const std::string& text = get(flags, name);
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || !std::isfinite(v)) {
-    throw ConfigError(fmt::format("--{}={} must be a number", name, text));
-  }
+  double v = parse_number_flag(name, text);
   if (v > 1 || v < 0 || (!allow_zero && v == 0)) {
     throw ConfigError(fmt::format("--{}={} must be in {}0, 1]", name, text, allow_zero ? "[" : "("));
   }
@@ -57,10 +33,7 @@ double to_fraction(const FlagValues& flags, const std::string& name, bool allow_
 }
 
 bool to_bool(const FlagValues& flags, const std::string& name) {
-  const std::string& text = get(flags, name);
-  if (text == "true" || text == "1" || text == "on") return true;
-  if (text == "false" || text == "0" || text == "off" || text.empty()) return false;
-  throw ConfigError(fmt::format("--{}={} must be true or false", name, text));
+  return parse_bool_flag(name, get(flags, name), false);
 }
 
 int to_int32(const FlagValues& flags, const std::string& name, int64_t min) {
@@ -73,8 +46,8 @@ int to_int32(const FlagValues& flags, const std::string& name, int64_t min) {
 
 }  // namespace
 
-const std::vector<std::pair<std::string, std::string>>& memory_flag_defaults() {
-  static const std::vector<std::pair<std::string, std::string>> defaults = {
+const FlagDefaults& memory_flag_defaults() {
+  static const FlagDefaults defaults = {
       {"model", "llama-3.1-8b"},
       {"gpu", "h100-sxm"},
       {"engine", "vllm"},
@@ -110,11 +83,7 @@ const std::vector<std::pair<std::string, std::string>>& memory_flag_defaults() {
 }
 
 Scenario build_scenario(const FlagValues& flags) {
-  for (const auto& [key, value] : flags) {
-    bool known = false;
-    for (const auto& [name, unused] : memory_flag_defaults()) known = known || name == key;
-    if (!known) throw ConfigError(fmt::format("--{}={}: unknown option", key, value));
-  }
+  check_known_flags(flags, memory_flag_defaults());
   Scenario s;
   s.model = resolve_model(get(flags, "model"));
   s.gpu = resolve_gpu(get(flags, "gpu"));

@@ -6,12 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "flag_parse.h"
 #include "kvplan/core/engine_memory.h"
 
 namespace kvplan::cli {
 
-// Flag name (without "--") -> value as typed. Absent flags take their defaults.
-using FlagValues = std::map<std::string, std::string>;
 
 struct Scenario {
   ModelConfig model;
@@ -23,7 +22,7 @@ struct Scenario {
 };
 
 // Names of every flag `memory` accepts that --compare may vary, with their default values.
-const std::vector<std::pair<std::string, std::string>>& memory_flag_defaults();
+const FlagDefaults& memory_flag_defaults();
 
 // Throws ConfigError naming the flag, the value and the rule.
 Scenario build_scenario(const FlagValues& flags);

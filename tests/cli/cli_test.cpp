@@ -8,27 +8,16 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "run_cli.h"
 #include <nlohmann/json.hpp>
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
+using Result = kvplan::testing::CliResult;
+using kvplan::testing::expect_bad_input;
 
-Result run(const std::string& args) {
-  std::string cmd = std::string(KVPLAN_BIN) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
+Result run(const std::string& args) { return kvplan::testing::run_cli(args); }
 
 std::string temp_file(const std::string& name, const std::string& text) {
   std::string path = ::testing::TempDir() + name;
@@ -36,11 +25,6 @@ std::string temp_file(const std::string& name, const std::string& text) {
   return path;
 }
 
-void expect_bad_input(const std::string& args, std::initializer_list<std::string> fragments) {
-  Result r = run(args);
-  EXPECT_EQ(r.status, 2) << args << "\n" << r.out;
-  for (const std::string& f : fragments) EXPECT_NE(r.out.find(f), std::string::npos) << args << "\nmissing '" << f << "' in:\n" << r.out;
-}
 
 TEST(Cli, DefaultScenarioAnswers) {
   Result r = run("");
@@ -48,6 +32,8 @@ TEST(Cli, DefaultScenarioAnswers) {
   EXPECT_NE(r.out.find("Llama-3.1-8B"), std::string::npos);
   EXPECT_NE(r.out.find("131,072 B"), std::string::npos);
   EXPECT_NE(r.out.find("KV cache budget"), std::string::npos);
+  EXPECT_NE(r.out.find("concurrent users meet it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Azure LLM inference trace 2023"), std::string::npos);
 }
 
 TEST(Cli, MemoryJsonHasRequiredFields) {

@@ -1,0 +1,62 @@
+#include "flag_parse.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+
+namespace kvplan::cli {
+
+const std::string& flag_text(const FlagValues& flags, const FlagDefaults& defaults, const std::string& name) {
+  static const std::string empty;
+  auto it = flags.find(name);
+  if (it != flags.end()) return it->second;
+  for (const auto& [key, value] : defaults) {
+    if (key == name) return value;
+  }
+  return empty;
+}
+
+void check_known_flags(const FlagValues& flags, const FlagDefaults& defaults) {
+  for (const auto& [key, value] : flags) {
+    bool known = false;
+    for (const auto& [name, unused] : defaults) known = known || name == key;
+    if (!known) throw ConfigError(fmt::format("--{}={}: unknown option", key, value));
+  }
+}
+
+int64_t parse_int_flag(const std::string& name, const std::string& text) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size()) throw ConfigError(fmt::format("--{}={} must be an integer", name, text));
+  return v;
+}
+
+double parse_number_flag(const std::string& name, const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(v)) {
+    throw ConfigError(fmt::format("--{}={} must be a number", name, text));
+  }
+  return v;
+}
+
+bool parse_bool_flag(const std::string& name, const std::string& text, bool if_empty) {
+  if (text.empty()) return if_empty;
+  if (text == "true" || text == "1" || text == "on") return true;
+  if (text == "false" || text == "0" || text == "off") return false;
+  throw ConfigError(fmt::format("--{}={} must be true or false", name, text));
+}
+
+}  // namespace kvplan::cli

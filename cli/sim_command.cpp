@@ -1,0 +1,275 @@
+// `kvplan simulate` and `kvplan capacity`.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "sim_options.h"
+#include "kvplan/core/error.h"
+#include "kvplan/sim/capacity.h"
+#include "kvplan/sim/output_files.h"
+
+namespace kvplan::cli {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// A progress bar on stderr, only when stderr is a terminal (never in files or pipes).
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO) != 0) {}
+  ~ProgressBar() { finish(); }
+  void update(double fraction) {
+    if (!enabled_) return;
+    int filled = static_cast<int>(fraction * 40);
+    std::cerr << fmt::format("\r[{:<40}] {:3.0f}%", std::string(static_cast<size_t>(filled), '#'), fraction * 100)
+              << std::flush;
+    shown_ = true;
+  }
+  void finish() {
+    if (shown_) std::cerr << "\r" << std::string(48, ' ') << "\r" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+std::string workload_text(const sim::SimulationConfig& c) {
+  const sim::WorkloadConfig& w = c.workload;
+  switch (w.kind) {
+    case sim::WorkloadKind::kTrace:
+      return fmt::format("trace {} (time scale {:g}{})", w.trace_path, w.trace.time_scale,
+                         w.trace.max_requests > 0 ? fmt::format(", first {} requests", w.trace.max_requests) : "");
+    case sim::WorkloadKind::kClosedLoop:
+      return fmt::format("{} closed-loop users, think time {:g} s, {} turn(s); prompts {}, outputs {}{}",
+                         w.closed.num_users, w.closed.think_time_s, w.closed.turns, w.closed.first_prompt.describe(),
+                         w.closed.output.describe(),
+                         w.horizon_ns > 0 ? fmt::format(", {:g} s simulated", sim::ns_to_seconds(w.horizon_ns)) : "");
+    case sim::WorkloadKind::kList:
+      return fmt::format("{} listed requests", w.requests.size());
+    case sim::WorkloadKind::kOpenLoop:
+      return fmt::format("{} {} arrivals at {:g} req/s; prompts {}, outputs {}", w.open.num_requests,
+                         sim::arrival_kind_name(w.open.arrivals), w.open.rate_per_s, w.open.prompt.describe(),
+                         w.open.output.describe());
+  }
+  return "";
+}
+
+std::string setup_text(const sim::SimulationConfig& c) {
+  int32_t replicas = c.cluster.prefill_replicas > 0 ? c.cluster.prefill_replicas + c.cluster.decode_replicas
+                                                    : c.cluster.replicas;
+  std::string cluster = c.cluster.prefill_replicas > 0
+                            ? fmt::format("{} prefill + {} decode replicas", c.cluster.prefill_replicas, c.cluster.decode_replicas)
+                            : fmt::format("{} replica{}", replicas, replicas > 1 ? "s" : "");
+  return fmt::format("{} on {}, TP={} PP={}, {}; scheduler {}, KV {} ({}){}{}", c.model.name, c.gpu.name,
+                     c.parallel.tensor_parallel, c.parallel.pipeline_parallel, cluster,
+                     sim::scheduler_kind_name(c.scheduler.kind), sim::kv_policy_name(c.kv_policy), c.scheme.describe(),
+                     c.prefix_caching ? ", prefix caching" : "",
+                     c.scheduler.spec.draft_tokens > 0
+                         ? fmt::format(", speculative k={} accept={:g}", c.scheduler.spec.draft_tokens, c.scheduler.spec.acceptance_rate)
+                         : "");
+}
+
+std::string latency_table(const sim::RunSummary& s) {
+  std::string out = fmt::format("  {:<10}{:>13}{:>13}{:>13}{:>13}{:>13}\n", "ms", "mean", "p50", "p90", "p99", "max");
+  auto row = [&](const char* name, const sim::Percentiles& p) {
+    out += fmt::format("  {:<10}{:>13.1f}{:>13.1f}{:>13.1f}{:>13.1f}{:>13.1f}\n", name, p.mean, p.p50, p.p90, p.p99, p.max);
+  };
+  row("queue", s.queue_ms);
+  row("TTFT", s.ttft_ms);
+  row("TPOT", s.tpot_ms);
+  row("E2E", s.e2e_ms);
+  row("max gap", s.max_gap_ms);
+  return out;
+}
+
+std::string result_text(const sim::SimulationConfig& c, const sim::SimulationResult& r) {
+  const sim::RunSummary& s = r.summary;
+  std::string out;
+  out += fmt::format("KV capacity per replica: {:.2f} GiB", static_cast<double>(r.kv_capacity_bytes) / kGiB);
+  if (r.plan.kv_cache_tokens > 0) out += fmt::format(" ({} tokens as the engine counts them)", r.plan.kv_cache_tokens);
+  out += "\n\n";
+  out += fmt::format("requests: {} finished, {} unfinished, {} rejected, {} preemptions\n", s.finished, s.unfinished,
+                     s.rejected, s.preemptions);
+  out += fmt::format("throughput: {:.2f} req/s, {:.0f} output tok/s, {:.0f} total tok/s over {:.1f} s\n",
+                     s.requests_per_s, s.output_tokens_per_s, s.total_tokens_per_s, s.duration_s);
+  out += latency_table(s);
+  double peak = 0, mean = 0;
+  for (const auto& t : r.timeseries) {
+    double share = t.kv_capacity_bytes > 0 ? static_cast<double>(t.kv_token_bytes) / static_cast<double>(t.kv_capacity_bytes) : 0;
+    peak = std::max(peak, share);
+    mean += share;
+  }
+  if (!r.timeseries.empty()) mean /= static_cast<double>(r.timeseries.size());
+  out += fmt::format("KV memory holding tokens: mean {:.1f}%, peak {:.1f}% of capacity", mean * 100, peak * 100);
+  if (c.prefix_caching) out += fmt::format("; prefix hit rate {:.1f}%", s.prefix_hit_rate * 100);
+  out += "\n";
+  if (c.slo.any()) {
+    out += fmt::format("SLO ({}): {}; {:.1f}% of requests meet every target, goodput {:.2f} req/s\n",
+                       c.slo.describe(), s.meets_slo ? "met" : "NOT met", s.slo_attainment * 100,
+                       s.goodput_requests_per_s);
+  }
+  // Per operator class "class: source — note"; the text output lists classes by source only
+  // (the notes are in summary.json and docs/cost-model.md).
+  std::map<std::string, std::string> by_source;
+  for (const std::string& line : r.cost_sources) {
+    auto colon = line.find(": ");
+    if (colon == std::string::npos) {
+      by_source[line] += "";
+      continue;
+    }
+    std::string cls = line.substr(0, colon);
+    std::string rest = line.substr(colon + 2);
+    std::string source = rest.substr(0, rest.find(' '));
+    std::string& list = by_source[source];
+    list += (list.empty() ? "" : ", ") + cls;
+  }
+  out += "step costs:";
+  for (const auto& [source, classes] : by_source) {
+    out += classes.empty() ? " " + source : fmt::format(" {} ({})", source, classes);
+  }
+  out += " — see summary.json / docs/cost-model.md for each number's source\n";
+  return out;
+}
+
+void print_speed(const sim::SimulationResult& r, double wall_s) {
+  std::cerr << fmt::format("simulated {} requests, {} events, {} steps in {:.3f} s wall ({:.0f} events/s)\n",
+                           r.summary.finished + r.summary.unfinished + r.summary.rejected, r.events, r.steps, wall_s,
+                           wall_s > 0 ? static_cast<double>(r.events) / wall_s : 0.0);
+}
+
+}  // namespace
+
+int run_simulate(const SimRequest& request) {
+  sim::SimulationConfig config = build_simulation(build_scenario(request.memory_flags), request.sim_flags);
+  std::unique_ptr<sim::RequestCsvWriter> requests;
+  if (!request.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(request.out_dir, ec);
+    if (ec) throw ConfigError(fmt::format("--out={}: cannot create directory ({})", request.out_dir, ec.message()));
+    requests = std::make_unique<sim::RequestCsvWriter>(request.out_dir + "/requests.csv");
+  }
+  ProgressBar bar(!request.json);
+  sim::RunHooks hooks;
+  if (requests) hooks.on_request = [&](const sim::RequestRecord& rec) { requests->write(rec); };
+  hooks.on_progress = [&](double f) { bar.update(f); };
+  auto start = std::chrono::steady_clock::now();
+  sim::SimulationResult result = sim::run_simulation(config, hooks);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bar.finish();
+  if (!request.out_dir.empty()) {
+    sim::write_summary_json(request.out_dir + "/summary.json", config, result);
+    sim::write_timeseries_csv(request.out_dir + "/timeseries.csv", result.timeseries);
+  }
+  if (request.json) {
+    std::cout << sim::summary_json(config, result).dump(2) << "\n";
+  } else {
+    std::cout << "kvplan simulate: " << setup_text(config) << "\n";
+    std::cout << "workload: " << workload_text(config) << "\n";
+    std::cout << result_text(config, result);
+    if (!request.out_dir.empty()) {
+      std::cout << fmt::format("wrote {0}/summary.json, {0}/requests.csv, {0}/timeseries.csv\n", request.out_dir);
+    }
+  }
+  print_speed(result, wall);
+  return 0;
+}
+
+int run_capacity(const SimRequest& request) {
+  sim::SimulationConfig config = build_simulation(build_scenario(request.memory_flags), request.sim_flags);
+  if (!config.slo.any()) {
+    throw ConfigError("capacity: give at least one SLO target (--slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms)");
+  }
+  const bool users = config.workload.kind == sim::WorkloadKind::kClosedLoop;
+  sim::CapacityOptions options;
+  if (request.tolerance > 0) options.relative_tolerance = request.tolerance;
+  if (users) options.start = 8;
+  options.on_probe = [&](const sim::CapacityProbe& p) {
+    if (request.json) return;
+    std::cerr << fmt::format("  probe {:>10.3f} {}: p50 TTFT {:.0f} ms, p90 TTFT {:.0f} ms, p90 TPOT {:.1f} ms -> {}\n",
+                             p.load, users ? "users" : "req/s", p.summary.ttft_ms.p50, p.summary.ttft_ms.p90,
+                             p.summary.tpot_ms.p90, p.meets ? "meets" : "fails");
+  };
+  sim::CapacitySearch s = users ? sim::find_max_users(config, options) : sim::find_max_rate(config, options);
+  if (request.json) {
+    nlohmann::json j;
+    j["search"] = users ? "users" : "rate";
+    j["slo"] = config.slo.describe();
+    j["best"] = s.best;
+    j["first_failing"] = s.first_failing;
+    j["unbounded"] = s.unbounded;
+    j["at_best"] = sim::run_summary_json(s.at_best);
+    nlohmann::json probes = nlohmann::json::array();
+    for (const auto& p : s.probes) probes.push_back({{"load", p.load}, {"meets", p.meets}, {"summary", sim::run_summary_json(p.summary)}});
+    j["probes"] = probes;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "kvplan capacity: " << setup_text(config) << "\n";
+  std::cout << "workload: " << workload_text(config) << "\n";
+  std::cout << "SLO: " << config.slo.describe() << "\n\n";
+  if (s.best <= 0) {
+    std::cout << fmt::format("No load meets the SLO (smallest tried: {:g} {}).\n", s.first_failing, users ? "users" : "req/s");
+    return 0;
+  }
+  std::cout << fmt::format("{} {:g} {}{} (first failing: {:g}; {} simulations)\n",
+                           users ? "Largest number of concurrent users:" : "Largest arrival rate:", s.best,
+                           users ? "users" : "req/s", s.unbounded ? " (search limit reached)" : "", s.first_failing,
+                           s.probes.size());
+  std::cout << latency_table(s.at_best);
+  std::cout << fmt::format("at that load: {:.2f} req/s, {:.0f} output tok/s, {:.1f}% of requests meet every target\n",
+                           s.at_best.requests_per_s, s.at_best.output_tokens_per_s, s.at_best.slo_attainment * 100);
+  return 0;
+}
+
+}  // namespace kvplan::cli
+
+namespace kvplan::cli {
+
+int run_default_users() {
+  const std::string trace = data_dir() + "/traces/azure_llm_2023_conv.csv";
+  SimRequest r;
+  r.sim_flags = {{"users", "8"},
+                 {"think-time", "10"},
+                 {"prompt-lengths", "trace:" + trace + ":prompt"},
+                 {"output-lengths", "trace:" + trace + ":output"},
+                 {"duration", "300"},
+                 {"slo-ttft-ms", "2000"},
+                 {"slo-tpot-ms", "100"},
+                 {"seed", "1"}};
+  sim::SimulationConfig config = build_simulation(build_scenario(r.memory_flags), r.sim_flags);
+  sim::CapacityOptions options;
+  options.start = 64;
+  options.relative_tolerance = 0.05;
+  auto start = std::chrono::steady_clock::now();
+  sim::CapacitySearch s = sim::find_max_users(config, options);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "\nSimulated: how many concurrent chat users fit under an SLO\n";
+  std::cout << fmt::format("  each user sends a request, waits for the whole answer, thinks {:g} s on average "
+                           "(exponential), and sends the next;\n  prompt and output lengths drawn from the Azure LLM "
+                           "inference trace 2023 (conversation, 19,366 requests; {})\n",
+                           config.workload.closed.think_time_s, trace);
+  std::cout << fmt::format("  SLO: {}; {:g} s simulated per probe, vLLM-style paged continuous batching\n",
+                           config.slo.describe(), sim::ns_to_seconds(config.workload.horizon_ns));
+  if (s.best <= 0) {
+    std::cout << "  No number of users meets the SLO.\n";
+  } else {
+    std::cout << fmt::format("  -> {:g} concurrent users meet it ({:g} do not): p90 TTFT {:.0f} ms, p90 TPOT {:.1f} ms, "
+                             "{:.2f} req/s\n",
+                             s.best, s.first_failing, s.at_best.ttft_ms.p90, s.at_best.tpot_ms.p90,
+                             s.at_best.requests_per_s);
+  }
+  std::cerr << fmt::format("(capacity search: {} simulations in {:.2f} s)\n", s.probes.size(), wall);
+  return 0;
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,103 @@
+// kvplan/core/perf_profile.h — how close to the datasheet roofline each class of operator runs.
+//
+//   PerfProfile p = PerfProfile::datasheet_default(resolve_gpu("h100-sxm"));
+//   double e = p.at(OpClass::kGemm).compute.at(2.0 * 4096 * 4096 * 4096);   // ~0.75 at this size
+//
+// The step cost model (DESIGN §4) costs an operator as
+//   time = max(flops / (peak_flops · e_c(flops)), bytes / (bandwidth · e_m(bytes))) + launch overhead
+// where e_c and e_m are EfficiencyCurves of the operator's own size. A profile holds one compute
+// curve, one memory curve, a launch overhead and a source label per OpClass. Profiles come from
+// calibration ("measured"), from another GPU's measurements ("transferred (from <gpu>)") or from
+// datasheet defaults ("datasheet"); every output says which (docs/cost-model.md has the numbers).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace kvplan {
+
+struct GpuSpec;
+
+// Operator classes: one efficiency curve pair per class. Keep kNumOpClasses in step.
+enum class OpClass {
+  kGemm,              // dense GEMMs: projections, dense MLP, LM head, router
+  kMoeGemm,           // grouped expert GEMMs (fused MoE)
+  kAttentionPrefill,  // softmax attention over prefill chunks (FlashAttention-style)
+  kAttentionDecode,   // softmax / MLA-latent attention for decode queries (split-KV)
+  kRecurrent,         // Mamba selective scan / SSD, Gated DeltaNet state update and readout
+  kKvWrite,           // writing (and quantizing) new K/V into the cache
+  kElementwise,       // norms, RoPE, activations, residual adds, embedding gather, conv1d
+  kCollective,        // tensor-parallel all-reduce / all-gather over the GPU interconnect
+  kCopyH2D,           // host -> device copies (swap-in of offloaded KV) over PCIe
+  kCopyD2H,           // device -> host copies (swap-out)
+  kSampling,          // logits processing, softmax, top-k/top-p sampling
+};
+inline constexpr std::size_t kNumOpClasses = 11;
+std::string_view op_class_name(OpClass c);  // "gemm", "moe_gemm", "attention_prefill", ...
+// Parses a name written by op_class_name; throws ConfigError naming `what`.
+OpClass parse_op_class(std::string_view name, std::string_view what);
+
+// Efficiency as a function of problem size s (FLOPs for compute curves, bytes for memory curves):
+//   e(s) = e_max · s / (s + half_size)
+// It saturates at e_max for large problems and is e_max/2 at s = half_size. Why this form: the
+// time it implies, s / (peak · e(s)) = s / (peak · e_max) + half_size / (peak · e_max), is a
+// straight line in s — a per-kernel fixed latency plus a throughput term — so the calibration
+// fitter gets both parameters from measured (size, time) rows by ordinary linear least squares:
+// slope a = 1/(peak·e_max), intercept b = half_size/(peak·e_max) => e_max = 1/(a·peak), half_size = b/a.
+// half_size = 0 means a flat curve (e = e_max at every size).
+struct EfficiencyCurve {
+  double e_max = 1.0;      // (0, 1]
+  double half_size = 0.0;  // >= 0, in FLOPs or bytes
+
+  double at(double size) const {
+    if (half_size <= 0.0) return e_max;
+    if (size <= 0.0) return e_max;  // an empty operator takes no time anyway
+    return e_max * size / (size + half_size);
+  }
+};
+
+struct OpClassProfile {
+  EfficiencyCurve compute;         // size: the operator's FLOPs
+  EfficiencyCurve memory;          // size: the operator's bytes
+  double launch_overhead_ns = 0;   // per kernel launch, removed by CUDA-graph replay
+  std::string source = "datasheet";  // "measured", "transferred (from <gpu>)", "datasheet"
+  std::string note;                  // where the numbers come from
+};
+
+class PerfProfile {
+ public:
+  // Ideal roofline: every efficiency 1, flat curves, no launch overhead; source "ideal".
+  PerfProfile();
+
+  // Datasheet defaults for `gpu`: public measurements expressed as fractions of datasheet peaks,
+  // each class with a note (numbers and sources in docs/cost-model.md).
+  static PerfProfile datasheet_default(const GpuSpec& gpu);
+  // The same efficiencies applied to another GPU's datasheet roofline (peak and bandwidth scale
+  // with the GPU; e_max, half sizes and overheads are kept). "measured" and "transferred" classes
+  // become "transferred (from <this gpu id>)"; "datasheet" classes stay "datasheet".
+  PerfProfile transferred_to(const GpuSpec& gpu) const;
+
+  const OpClassProfile& at(OpClass c) const { return classes_[static_cast<std::size_t>(c)]; }
+  OpClassProfile& at(OpClass c) { return classes_[static_cast<std::size_t>(c)]; }
+  const std::string& gpu_id() const { return gpu_id_; }
+  void set_gpu_id(std::string id) { gpu_id_ = std::move(id); }
+
+  // {"gpu": "h100-sxm", "classes": {"gemm": {"compute": {"e_max": .., "half_size": ..},
+  //  "memory": {..}, "launch_overhead_ns": .., "source": "..", "note": ".."}, ...}}
+  nlohmann::json to_json() const;
+  // Strict: unknown class names, e_max outside (0, 1], negative half_size or overhead, missing
+  // fields throw ConfigError naming `what`, the field, the value and the rule. Classes absent
+  // from the file keep the ideal defaults with source "ideal (not in file)".
+  static PerfProfile from_json(const nlohmann::json& json, std::string_view what);
+
+ private:
+  std::array<OpClassProfile, kNumOpClasses> classes_;
+  std::string gpu_id_;
+};
+
+}  // namespace kvplan

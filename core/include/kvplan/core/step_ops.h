@@ -1,0 +1,152 @@
+// kvplan/core/step_ops.h — the operators of one engine step on one GPU, with FLOPs and bytes.
+//
+//   StepShapeBuilder b(layout);  b.add_decode(1000);  b.add_prefill(0, 512, true);
+//   StepOps ops = build_step_ops(model, layout, parallel, b.shape());   // ops.ops[i].flops, .bytes
+//
+// One step is one forward pass over the batch's prefill chunks and decode tokens (DESIGN §4) on one
+// GPU: the tensor-parallel shard of every layer of one pipeline stage. Per layer it lists the
+// projection GEMMs (or MLA down/up projections), RoPE, KV write with quantization, attention per
+// layer kind for prefill and for decode, output projection, dense or MoE MLP, norms, activations
+// and TP all-reduces; per step the embedding gather, final norm, LM head, logits gather, sampling
+// and the offload copies. Formulas, with their reasons, are in docs/cost-model.md.
+//
+// The input is an aggregate StepShape, not the request list: per KV layer group the sum and max of
+// held tokens over decode sequences and the causal pair count over prefill chunks, with sliding
+// windows and eviction applied per request BEFORE summing (StepShapeBuilder does this exactly).
+// Layers with the same shape share one op list (a "layer type") with a repeat count.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvplan/core/dtype.h"
+#include "kvplan/core/kv_layout.h"
+#include "kvplan/core/kv_scheme.h"
+#include "kvplan/core/model_config.h"
+#include "kvplan/core/param_count.h"
+#include "kvplan/core/perf_profile.h"
+
+namespace kvplan {
+
+enum class Stream { kCompute, kComm, kCopy };
+std::string_view stream_name(Stream s);  // "compute", "comm", "copy"
+
+// Decode split-KV: at most this many CTAs share one (sequence, KV head). Bounds how much of the
+// GPU the longest sequence of a batch can use (assumption from FlashAttention-2's split heuristic,
+// which searches up to 128 splits but picks few; documented in docs/cost-model.md).
+inline constexpr int kDecodeMaxSplits = 32;
+// FlashMLA processes 64 query heads per CTA.
+inline constexpr int kMlaHeadsPerCta = 64;
+
+// Attention work of one KV layer group in a step (per layer of the group; windows and eviction
+// already applied per request).
+struct GroupStepWork {
+  int64_t decode_tokens = 0;      // Σ over decode sequences of held tokens the queries attend to
+                                  // (context + this step's query tokens, window/eviction applied)
+  int64_t decode_tokens_max = 0;  // the largest single term of that sum
+  int64_t decode_kv_bytes = 0;    // Σ exact per-layer bytes of those tokens (KvLayout::layer_bytes)
+  int64_t prefill_pairs = 0;      // Σ causal (query, key) pairs over prefill chunks
+  int64_t prefill_kv_tokens = 0;  // Σ held tokens the chunks' attention reads (cached prefix + new)
+};
+
+struct StepShape {
+  int64_t prefill_tokens = 0;      // new tokens of prefill chunks
+  int64_t prefill_sequences = 0;   // prefill chunks
+  int64_t decode_sequences = 0;
+  int32_t decode_query_tokens = 1; // per decode sequence (k + 1 in speculative verify)
+  int64_t emitting_sequences = 0;  // rows of the LM head (sequences whose logits are computed)
+  std::vector<GroupStepWork> groups;  // one per KvLayout group, in layout order
+  int64_t swap_in_bytes = 0;       // host -> device KV copies during this step (all layers)
+  int64_t swap_out_bytes = 0;      // device -> host KV copies during this step
+
+  int64_t decode_tokens() const { return decode_sequences * decode_query_tokens; }
+  int64_t new_tokens() const { return prefill_tokens + decode_tokens(); }
+};
+
+// Causal (query, key) pairs of a chunk of `new_tokens` queries after `context` cached tokens when
+// each query at position p (1-based, counting itself) sees min(p, cap) keys:
+//   Σ_{p=context+1}^{context+new_tokens} min(p, cap).   Without a cap: c·(ctx + (c+1)/2).
+int64_t causal_pairs(int64_t context, int64_t new_tokens, int64_t cap);
+
+// Builds a StepShape request by request: O(groups) per request, no allocation after reset().
+class StepShapeBuilder {
+ public:
+  explicit StepShapeBuilder(const KvLayout& layout);
+  void reset(int32_t decode_query_tokens = 1);
+  // A decode sequence with `context_tokens` in its cache; it always emits a token.
+  void add_decode(int64_t context_tokens);
+  // A prefill chunk of `new_tokens` after `context_tokens` cached ones; `emits` when the engine
+  // computes its logits (the chunk ends the prompt; vLLM v1 computes them for every chunk).
+  void add_prefill(int64_t context_tokens, int64_t new_tokens, bool emits);
+  StepShape& shape() { return shape_; }
+  const StepShape& shape() const { return shape_; }
+
+ private:
+  struct GroupRule {
+    bool per_token = false;
+    int64_t cap = 0;            // held-token cap (window / eviction), INT64_MAX when none
+    int64_t bytes_per_token = 0;  // exact integer bytes per token per layer (non-KIVI)
+    bool exact_per_request = false;  // KIVI: bytes from KvLayout::layer_bytes per request
+  };
+  const KvLayout* layout_;
+  std::vector<GroupRule> rules_;
+  StepShape shape_;
+};
+
+// One operator. FLOPs and bytes are for ONE layer instance (multiply by `repeat` for the step).
+struct StepOp {
+  const char* name = "";      // static, e.g. "qkv_proj", "attention_decode"
+  OpClass op_class = OpClass::kElementwise;
+  Stream stream = Stream::kCompute;
+  DType dtype = DType::kBF16;  // compute type (selects GpuSpec::peak_flops)
+  double flops = 0;
+  double bytes = 0;           // weights read + activations read/written + KV read/written
+  double critical_bytes = 0;  // decode attention: bytes of the longest sequence's KV
+  int critical_ctas = 0;      // CTAs that can share the longest sequence (0: no limit)
+  int kernels = 1;            // kernel launches per instance
+  int layer_type = -1;        // StepOps::types index; -1: once per step
+  int group = -1;             // KvLayout group index, for names like attention_decode(mla)
+  int repeat = 1;             // instances in the step (layers of the type, or KV layers for swap-in)
+};
+
+struct StepLayerType {
+  int first_op = 0;      // ops [first_op, end_op) of StepOps::ops, in execution order
+  int end_op = 0;
+  int attention_op = -1; // first op that reads the KV cache (swap-in must finish before it); -1 none
+  int count = 0;         // layers of this type in the stage
+  bool holds_kv = false; // has a per-token KV group (receives a share of swap-in)
+  int group = -1;        // KvLayout group of the layer's mixer
+};
+
+struct StepOps {
+  std::vector<StepOp> ops;        // prologue | layer types | epilogue | copies
+  std::vector<StepLayerType> types;
+  std::vector<int> layer_types;   // [layers of the stage] the type of each layer, execution order
+  int prologue_end = 0;           // ops [0, prologue_end) run before the first layer
+  int epilogue_begin = 0;         // ops [epilogue_begin, epilogue_end) run after the last layer
+  int epilogue_end = 0;
+  int swap_in_op = -1;            // copy stream, repeat = KV layers, bytes per layer; -1 none
+  int swap_out_op = -1;           // copy stream, once; -1 none
+  int num_kv_layers = 0;          // layers of the stage with a per-token KV group
+
+  // "attention_decode(sliding_attention(4096))", "qkv_proj", ...
+  std::string display_name(const StepOp& op, const KvLayout& layout) const;
+};
+
+struct StepOpsOptions {
+  WeightFormat weights;      // bf16 by default
+  int pipeline_stage = 0;    // layers of this stage (pipeline_stage_layers); embedding on stage 0
+  bool force_head = false;   // add LM head + sampling even if this is not the last stage
+};
+
+// Expected distinct experts touched when `tokens` tokens each pick `top_k` of `experts` uniformly
+// and independently: E · (1 − (1 − k/E)^T). T = 1 gives k; large T gives E.
+double expected_experts_touched(int experts, int top_k, int64_t tokens);
+
+// The layout must come from build_kv_layout(model, scheme, parallel, options.pipeline_stage).
+StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
+                       const StepShape& shape, const StepOpsOptions& options = {});
+
+}  // namespace kvplan

@@ -1,0 +1,581 @@
+// The operator list of one engine step on one GPU. Every formula is per layer instance and per GPU
+// (tensor-parallel shard); docs/cost-model.md lists them with their reasons.
+#include "kvplan/core/step_ops.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace kvplan {
+
+namespace {
+
+constexpr double kAct = 2.0;       // activation bytes: engines run bf16/fp16 activations
+constexpr double kLogit = 4.0;     // fp32 logits
+constexpr int kSsdChunk = 256;     // Mamba-2 SSD chunk length (mamba_chunk_size default)
+constexpr int kDeltaChunk = 64;    // Gated DeltaNet chunked kernel (fla chunk size)
+constexpr int kSamplingKernels = 5;  // temperature, softmax, top-k/top-p, sample, gather (assumed)
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Bytes of one linear layer's weight matrix [rows, cols] in `f`, by the rule of param_count.cpp:
+// 16-bit as is; fp8/int8 one byte per weight plus an fp32 scale per output row; int4/int2 packed
+// with an fp16 scale (and zero point when asymmetric) per group of group_size inputs.
+double weight_bytes(int64_t rows, int64_t cols, const WeightFormat& f) {
+  const int64_t n = rows * cols;
+  switch (f.dtype) {
+    case DType::kF32: return 4.0 * static_cast<double>(n);
+    case DType::kF16:
+    case DType::kBF16: return 2.0 * static_cast<double>(n);
+    case DType::kFp8E4M3:
+    case DType::kFp8E5M2:
+    case DType::kInt8: return static_cast<double>(n + rows * 4);
+    case DType::kInt4:
+    case DType::kInt2:
+      return static_cast<double>(dtype_bytes_for(f.dtype, n) +
+                                 rows * ceil_div(cols, f.group_size) * 2 * (f.asymmetric ? 2 : 1));
+  }
+  return 2.0 * static_cast<double>(n);
+}
+
+// GEMMs with fp8/int8 weights run W8A8 on fp8/int8 tensor cores; int4 weights are W4A16.
+DType gemm_dtype(const WeightFormat& f) {
+  if (is_fp8(f.dtype)) return DType::kFp8E4M3;
+  if (f.dtype == DType::kInt8) return DType::kInt8;
+  return DType::kBF16;
+}
+
+bool same_mlp(const MlpShape& a, const MlpShape& b) {
+  return a.kind == b.kind && a.intermediate_size == b.intermediate_size && a.num_experts == b.num_experts &&
+         a.experts_per_token == b.experts_per_token && a.expert_intermediate_size == b.expert_intermediate_size &&
+         a.shared_intermediate_size == b.shared_intermediate_size &&
+         a.shared_expert_gate == b.shared_expert_gate && a.bias == b.bias;
+}
+
+struct LayerKey {
+  LayerKind kind;
+  int window;
+  bool shared;
+  MlpShape mlp;
+  bool operator==(const LayerKey& o) const {
+    return kind == o.kind && window == o.window && shared == o.shared && same_mlp(mlp, o.mlp);
+  }
+};
+
+class Builder {
+ public:
+  Builder(const ModelConfig& m, const KvLayout& layout, const Parallelism& p, const StepShape& s,
+          const StepOpsOptions& o)
+      : m_(m), layout_(layout), tp_(p.tensor_parallel), s_(s), o_(o), wdtype_(gemm_dtype(o.weights)) {
+    T_ = static_cast<double>(s.new_tokens());
+    Tp_ = static_cast<double>(s.prefill_tokens);
+    Td_ = static_cast<double>(s.decode_tokens());
+    h_ = m.hidden_size;
+  }
+
+  StepOps& out() { return out_; }
+
+  StepOp& add(const char* name, OpClass c, double flops, double bytes, int kernels = 1,
+              Stream stream = Stream::kCompute) {
+    StepOp op;
+    op.name = name;
+    op.op_class = c;
+    op.stream = stream;
+    op.dtype = (c == OpClass::kGemm || c == OpClass::kMoeGemm) ? wdtype_ : DType::kBF16;
+    op.flops = flops;
+    op.bytes = bytes;
+    op.kernels = kernels;
+    op.layer_type = layer_type_;
+    op.group = group_;
+    op.repeat = repeat_;
+    out_.ops.push_back(op);
+    return out_.ops.back();
+  }
+
+  // A GEMM of `tokens` rows through a linear layer with weight [n_out, k_in] (per GPU).
+  void gemm(const char* name, double tokens, int64_t n_out, int64_t k_in, int kernels = 1,
+            OpClass c = OpClass::kGemm) {
+    if (tokens <= 0) return;
+    const double n = static_cast<double>(n_out);
+    const double k = static_cast<double>(k_in);
+    add(name, c, 2.0 * tokens * n * k,
+        weight_bytes(n_out, k_in, o_.weights) + tokens * (n + k) * kAct, kernels);
+  }
+
+  void norms(const char* name, int count) {
+    if (count <= 0 || T_ <= 0) return;
+    const double h = h_;
+    // read x and the residual, write both back, read the weight: per norm
+    add(name, OpClass::kElementwise, count * 5.0 * T_ * h, count * (4.0 * T_ * h * kAct + h * kAct), count);
+  }
+
+  void all_reduce(const char* name) {
+    if (tp_ <= 1 || T_ <= 0) return;
+    // Ring all-reduce: each GPU sends (and receives) 2·(tp−1)/tp of the T·hidden bf16 activations.
+    add(name, OpClass::kCollective, 0, 2.0 * (tp_ - 1) / tp_ * T_ * h_ * kAct, 1, Stream::kComm);
+  }
+
+  const GroupStepWork* work() const {
+    if (group_ < 0 || static_cast<size_t>(group_) >= s_.groups.size()) return nullptr;
+    return &s_.groups[static_cast<size_t>(group_)];
+  }
+  const KvLayerGroup& group() const { return layout_.groups()[static_cast<size_t>(group_)]; }
+
+  void kv_write(int64_t elements_per_token) {
+    if (shared_ || T_ <= 0) return;
+    const double bpt = group().bytes_per_token;
+    const bool quantized = layout_.scheme().kv_dtype != DType::kBF16 && layout_.scheme().kv_dtype != DType::kF16;
+    // read the new K/V (bf16) and write them in the cache format (exact scheme bytes incl. metadata)
+    add("kv_write", OpClass::kKvWrite, quantized ? 4.0 * T_ * elements_per_token : 0.0,
+        T_ * elements_per_token * kAct + T_ * bpt);
+  }
+
+  void attention_layer() {
+    const AttentionShape& a = m_.attention;
+    const int64_t hq = a.num_q_heads / tp_;
+    const int64_t hkv = a.num_kv_heads >= tp_ ? ceil_div(a.num_kv_heads, tp_) : 1;
+    const int64_t d = a.head_dim, dv = a.v_head_dim;
+    gemm("qkv_proj", T_, hq * d * (a.output_gate ? 2 : 1) + hkv * (d + dv), h_);
+    if (m_.rotary_dim > 0 || a.qk_norm) {
+      const double el = T_ * static_cast<double>((hq + hkv) * d);
+      add("rope", OpClass::kElementwise, 3.0 * el, 2.0 * el * kAct, a.qk_norm ? 2 : 1);
+    }
+    kv_write(hkv * (d + dv));
+    const GroupStepWork* w = work();
+    const double bpt = group().bytes_per_token;
+    if (Tp_ > 0 && w != nullptr) {
+      mark_attention();
+      add("attention_prefill", OpClass::kAttentionPrefill,
+          2.0 * static_cast<double>(w->prefill_pairs) * hq * (d + dv),
+          Tp_ * hq * (d + dv) * kAct + static_cast<double>(w->prefill_kv_tokens) * bpt);
+    }
+    if (Td_ > 0 && w != nullptr) {
+      mark_attention();
+      StepOp& op = add("attention_decode", OpClass::kAttentionDecode,
+                       2.0 * s_.decode_query_tokens * static_cast<double>(w->decode_tokens) * hq * (d + dv),
+                       Td_ * hq * (d + dv) * kAct + static_cast<double>(w->decode_kv_bytes));
+      op.critical_bytes = static_cast<double>(w->decode_tokens_max) * bpt;
+      op.critical_ctas = static_cast<int>(hkv) * kDecodeMaxSplits;
+    }
+    if (a.output_gate) add("output_gate", OpClass::kElementwise, T_ * hq * dv, 3.0 * T_ * hq * dv * kAct);
+    gemm("o_proj", T_, h_, hq * dv);
+  }
+
+  void mla_layer() {
+    const MlaShape& a = m_.mla;
+    const int64_t heads = a.num_heads / tp_;
+    const int64_t r = a.kv_lora_rank, R = a.qk_rope_head_dim, n = a.qk_nope_head_dim, v = a.v_head_dim;
+    // Down projections are replicated on every rank (vLLM ReplicatedLinear, fused q_a + kv_a).
+    if (a.q_lora_rank > 0) {
+      gemm("qkv_a_proj", T_, a.q_lora_rank + r + R, h_);
+      add("qkv_a_norm", OpClass::kElementwise, 5.0 * T_ * (a.q_lora_rank + r),
+          2.0 * T_ * (a.q_lora_rank + r) * kAct, 2);
+      gemm("q_b_proj", T_, heads * (n + R), a.q_lora_rank);
+    } else {
+      gemm("q_proj", T_, heads * (n + R), h_);
+      gemm("kv_a_proj", T_, r + R, h_);
+      add("kv_a_norm", OpClass::kElementwise, 5.0 * T_ * r, 2.0 * T_ * r * kAct);
+    }
+    add("rope", OpClass::kElementwise, 3.0 * T_ * (heads + 1) * R, 2.0 * T_ * (heads + 1) * R * kAct);
+    kv_write(r + R);
+    const GroupStepWork* w = work();
+    const double bpt = group().bytes_per_token;
+    if (Tp_ > 0 && w != nullptr) {
+      // Prefill runs the non-absorbed form: decompress every attended latent (cached prefix and
+      // new) with kv_b_proj into per-head K_nope and V, then ordinary attention with
+      // qk dim n + R and v dim v.
+      const double tok = static_cast<double>(w->prefill_kv_tokens);
+      mark_attention();
+      add("kv_b_proj", OpClass::kGemm, 2.0 * tok * r * heads * (n + v),
+          weight_bytes(heads * (n + v), r, o_.weights) + tok * bpt + tok * heads * (n + v) * kAct);
+      add("attention_prefill", OpClass::kAttentionPrefill,
+          2.0 * static_cast<double>(w->prefill_pairs) * heads * (n + R + v),
+          Tp_ * heads * (n + R + v) * kAct + tok * heads * (n + R + v) * kAct);
+    }
+    if (Td_ > 0 && w != nullptr) {
+      // Decode runs the absorbed form (DeepSeek-V2 §2.1.2, FlashMLA): q_nope is multiplied by
+      // W_UK into the latent space, attention reads only the latent (r + R per token, shared by
+      // all heads), and the output is multiplied by W_UV.
+      gemm("q_absorb", Td_, heads * r, n);
+      mark_attention();
+      StepOp& op = add("attention_decode", OpClass::kAttentionDecode,
+                       2.0 * s_.decode_query_tokens * static_cast<double>(w->decode_tokens) * heads * (2 * r + R),
+                       Td_ * heads * (2 * r + R) * kAct + static_cast<double>(w->decode_kv_bytes));
+      op.critical_bytes = static_cast<double>(w->decode_tokens_max) * bpt;
+      op.critical_ctas = static_cast<int>(ceil_div(heads, kMlaHeadsPerCta)) * kDecodeMaxSplits;
+      gemm("v_absorb", Td_, heads * v, r);
+    }
+    gemm("o_proj", T_, h_, heads * v);
+  }
+
+  // Recurrent state read and written once per sequence per step (prefill chunk or decode).
+  double state_traffic(double sequences) const { return 2.0 * sequences * static_cast<double>(group().state_bytes_per_request); }
+
+  void mamba2_layer() {
+    const MambaShape& a = m_.mamba;
+    const int64_t di = a.d_inner / tp_;
+    const int64_t g = a.n_groups >= tp_ ? a.n_groups / tp_ : a.n_groups;
+    const int64_t heads = a.num_heads / tp_;
+    const int64_t N = a.d_state, P = a.head_dim;
+    const int64_t conv = di + 2 * g * N;
+    gemm("in_proj", T_, 2 * di + 2 * g * N + heads, h_);
+    add("conv1d", OpClass::kElementwise, 2.0 * T_ * conv * a.d_conv, 2.0 * T_ * conv * kAct);
+    const double io = static_cast<double>(conv + heads + di) * kAct;  // x, B, C, dt in; y out
+    mark_attention();
+    if (Tp_ > 0) {
+      // SSD: state passing ~6·H·P·N per token plus the intra-chunk quadratic part Q·H·(P+N).
+      add("ssm_prefill", OpClass::kRecurrent,
+          Tp_ * (6.0 * heads * P * N + static_cast<double>(kSsdChunk) * heads * (P + N)),
+          state_traffic(static_cast<double>(s_.prefill_sequences)) + Tp_ * io, 3);
+    }
+    if (Td_ > 0) {
+      // state update h = a·h + B·x (3·H·P·N) and readout y = C·h (2·H·P·N) per query token
+      add("ssm_decode", OpClass::kRecurrent, Td_ * 5.0 * heads * P * N,
+          state_traffic(static_cast<double>(s_.decode_sequences)) + Td_ * io);
+    }
+    add("gated_norm", OpClass::kElementwise, 5.0 * T_ * di, 3.0 * T_ * di * kAct);
+    gemm("out_proj", T_, h_, di);
+  }
+
+  void mamba1_layer() {
+    const MambaShape& a = m_.mamba;
+    const int64_t di = a.d_inner / tp_;
+    const int64_t N = a.d_state, R = a.dt_rank;
+    gemm("in_proj", T_, 2 * di, h_);
+    add("conv1d", OpClass::kElementwise, 2.0 * T_ * di * a.d_conv, 2.0 * T_ * di * kAct);
+    gemm("x_proj", T_, R + 2 * N, di);
+    gemm("dt_proj", T_, di, R);
+    const double io = static_cast<double>(4 * di + 2 * N) * kAct;  // x, dt, z in, y out; B, C
+    mark_attention();
+    if (Tp_ > 0) {
+      // selective scan: discretize (exp, mul) and update and read out the d_inner × N state
+      add("ssm_prefill", OpClass::kRecurrent, Tp_ * 9.0 * di * N,
+          state_traffic(static_cast<double>(s_.prefill_sequences)) + Tp_ * io);
+    }
+    if (Td_ > 0) {
+      add("ssm_decode", OpClass::kRecurrent, Td_ * 7.0 * di * N,
+          state_traffic(static_cast<double>(s_.decode_sequences)) + Td_ * io);
+    }
+    gemm("out_proj", T_, h_, di);
+  }
+
+  void linear_attention_layer() {
+    const LinearAttentionShape& a = m_.linear;
+    const int64_t key_dim = a.num_key_heads / tp_ * a.key_head_dim;
+    const int64_t vh = a.num_value_heads / tp_;
+    const int64_t value_dim = vh * a.value_head_dim;
+    const int64_t dk = a.key_head_dim, dv = a.value_head_dim;
+    gemm("in_proj", T_, 2 * key_dim + 2 * value_dim + 2 * vh, h_, 2);  // in_proj_qkvz + in_proj_ba
+    const int64_t conv = 2 * key_dim + value_dim;
+    add("conv1d", OpClass::kElementwise, 2.0 * T_ * conv * a.conv_kernel, 2.0 * T_ * conv * kAct);
+    const double io = static_cast<double>(2 * key_dim + 2 * value_dim) * kAct;
+    mark_attention();
+    if (Tp_ > 0) {
+      // chunked delta rule: k^T S, rank-1 update and q^T S (~6·dk·dv per token per value head)
+      // plus the intra-chunk part C·(dk + dv)
+      add("delta_rule_prefill", OpClass::kRecurrent,
+          Tp_ * vh * (6.0 * dk * dv + static_cast<double>(kDeltaChunk) * (dk + dv)),
+          state_traffic(static_cast<double>(s_.prefill_sequences)) + Tp_ * io, 2);
+    }
+    if (Td_ > 0) {
+      add("delta_rule_decode", OpClass::kRecurrent, Td_ * vh * 6.0 * dk * dv,
+          state_traffic(static_cast<double>(s_.decode_sequences)) + Td_ * io);
+    }
+    add("gated_norm", OpClass::kElementwise, 5.0 * T_ * value_dim, 3.0 * T_ * value_dim * kAct);
+    gemm("out_proj", T_, h_, value_dim);
+  }
+
+  void mlp(const MlpShape& s) {
+    switch (s.kind) {
+      case MlpKind::kGated: {
+        if (s.intermediate_size == 0) return;
+        const int64_t i = s.intermediate_size / tp_;
+        // gate and up are one fused GEMM (vLLM MergedColumnParallelLinear): FLOPs of both
+        gemm("gate_up_proj", T_, 2 * i, h_);
+        add("act_mul", OpClass::kElementwise, 4.0 * T_ * i, 3.0 * T_ * i * kAct);
+        gemm("down_proj", T_, h_, i);
+        return;
+      }
+      case MlpKind::kPlain: {
+        const int64_t i = s.intermediate_size / tp_;
+        gemm("up_proj", T_, i, h_);
+        add("act", OpClass::kElementwise, 4.0 * T_ * i, 2.0 * T_ * i * kAct);
+        gemm("down_proj", T_, h_, i);
+        return;
+      }
+      case MlpKind::kMoe: {
+        const int64_t E = s.num_experts, k = s.experts_per_token;
+        const int64_t w = s.expert_intermediate_size / tp_;
+        // router weights stay 16-bit (param_count: not quantizable)
+        add("router", OpClass::kGemm, 2.0 * T_ * h_ * E,
+            static_cast<double>(E * h_) * kAct + T_ * h_ * kAct + T_ * E * kLogit);
+        add("topk", OpClass::kElementwise, 2.0 * T_ * E, T_ * E * kLogit + T_ * k * 8.0);
+        const double touched = expected_experts_touched(static_cast<int>(E), static_cast<int>(k),
+                                                        s_.new_tokens());
+        const double rows = T_ * k;  // token-expert pairs
+        add("experts_gate_up", OpClass::kMoeGemm, 2.0 * rows * h_ * 2 * w,
+            touched * weight_bytes(2 * w, h_, o_.weights) + rows * (h_ + 2 * w) * kAct);
+        add("experts_act_mul", OpClass::kElementwise, 4.0 * rows * w, 3.0 * rows * w * kAct);
+        add("experts_down", OpClass::kMoeGemm, 2.0 * rows * w * h_,
+            touched * weight_bytes(h_, w, o_.weights) + rows * (w + h_) * kAct + rows * h_ * kAct);
+        if (s.shared_intermediate_size > 0) {
+          const int64_t si = s.shared_intermediate_size / tp_;
+          gemm("shared_gate_up", T_, 2 * si + (s.shared_expert_gate ? 1 : 0), h_);
+          add("shared_act_mul", OpClass::kElementwise, 4.0 * T_ * si, 3.0 * T_ * si * kAct);
+          gemm("shared_down", T_, h_, si);
+        }
+        return;
+      }
+    }
+  }
+
+  void mark_attention() {
+    StepLayerType& t = out_.types[static_cast<size_t>(layer_type_)];
+    if (t.attention_op < 0) t.attention_op = static_cast<int>(out_.ops.size());
+  }
+
+  void layer(const LayerSpec& l, bool shared, int group, int type_index, int count) {
+    layer_type_ = type_index;
+    group_ = group;
+    shared_ = shared;
+    repeat_ = count;
+    const int attn_norms = m_.norms_per_layer - m_.norms_per_layer / 2;
+    const int mlp_norms = m_.norms_per_layer / 2;
+    norms("attn_norm", attn_norms);
+    switch (l.kind) {
+      case LayerKind::kFullAttention:
+      case LayerKind::kSlidingAttention: attention_layer(); break;
+      case LayerKind::kMla: mla_layer(); break;
+      case LayerKind::kMamba1: mamba1_layer(); break;
+      case LayerKind::kMamba2: mamba2_layer(); break;
+      case LayerKind::kLinearAttention: linear_attention_layer(); break;
+    }
+    const bool has_mlp = l.mlp.kind == MlpKind::kMoe || l.mlp.intermediate_size > 0;
+    if (has_mlp && !m_.parallel_block) all_reduce("attn_all_reduce");
+    if (has_mlp) {
+      norms("mlp_norm", m_.parallel_block ? 0 : mlp_norms);
+      mlp(l.mlp);
+    }
+    all_reduce(has_mlp ? "mlp_all_reduce" : "attn_all_reduce");
+    layer_type_ = -1;
+    group_ = -1;
+    repeat_ = 1;
+  }
+
+  double T_ = 0, Tp_ = 0, Td_ = 0;
+  int64_t h_ = 0;
+  int layer_type_ = -1;
+  int group_ = -1;
+  int repeat_ = 1;
+  bool shared_ = false;
+
+ private:
+  const ModelConfig& m_;
+  const KvLayout& layout_;
+  int tp_;
+  const StepShape& s_;
+  const StepOpsOptions& o_;
+  DType wdtype_;
+  StepOps out_;
+};
+
+int group_index(const KvLayout& layout, const LayerSpec& l) {
+  const auto& groups = layout.groups();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].kind == l.kind &&
+        (l.kind != LayerKind::kSlidingAttention || groups[g].window_tokens == l.window_tokens)) {
+      return static_cast<int>(g);
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string_view stream_name(Stream s) {
+  switch (s) {
+    case Stream::kCompute: return "compute";
+    case Stream::kComm: return "comm";
+    case Stream::kCopy: return "copy";
+  }
+  return "compute";
+}
+
+int64_t causal_pairs(int64_t context, int64_t new_tokens, int64_t cap) {
+  if (new_tokens <= 0) return 0;
+  const int64_t a = context + 1, b = context + new_tokens;  // query positions, 1-based
+  auto range_sum = [](int64_t lo, int64_t hi) { return (lo + hi) * (hi - lo + 1) / 2; };
+  if (b <= cap) return range_sum(a, b);
+  if (a > cap) return new_tokens * cap;
+  return range_sum(a, cap) + (b - cap) * cap;
+}
+
+double expected_experts_touched(int experts, int top_k, int64_t tokens) {
+  if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0.0;
+  if (top_k >= experts) return experts;
+  const double miss = std::pow(1.0 - static_cast<double>(top_k) / experts, static_cast<double>(tokens));
+  return experts * (1.0 - miss);
+}
+
+StepShapeBuilder::StepShapeBuilder(const KvLayout& layout) : layout_(&layout) {
+  const KvScheme& s = layout.scheme();
+  for (const KvLayerGroup& g : layout.groups()) {
+    GroupRule r;
+    r.per_token = holds_kv_per_token(g.kind);
+    r.cap = std::numeric_limits<int64_t>::max();
+    if (g.kind == LayerKind::kSlidingAttention) r.cap = std::min<int64_t>(r.cap, g.window_tokens);
+    if (s.eviction == Eviction::kH2O) r.cap = std::min<int64_t>(r.cap, s.h2o_budget_tokens);
+    if (s.eviction == Eviction::kStreaming) {
+      r.cap = std::min<int64_t>(r.cap, s.sink_tokens + s.streaming_window_tokens);
+    }
+    r.exact_per_request = s.kv_dtype == DType::kInt2;
+    r.bytes_per_token = static_cast<int64_t>(g.bytes_per_token);
+    rules_.push_back(r);
+  }
+  reset();
+}
+
+void StepShapeBuilder::reset(int32_t decode_query_tokens) {
+  std::vector<GroupStepWork> groups = std::move(shape_.groups);
+  shape_ = StepShape{};
+  groups.assign(rules_.size(), GroupStepWork{});
+  shape_.groups = std::move(groups);
+  shape_.decode_query_tokens = decode_query_tokens;
+}
+
+void StepShapeBuilder::add_decode(int64_t context_tokens) {
+  shape_.decode_sequences += 1;
+  shape_.emitting_sequences += 1;
+  const int64_t tokens = context_tokens + shape_.decode_query_tokens;
+  for (size_t g = 0; g < rules_.size(); ++g) {
+    const GroupRule& r = rules_[g];
+    if (!r.per_token) continue;
+    GroupStepWork& w = shape_.groups[g];
+    const int64_t held = std::min(tokens, r.cap);
+    w.decode_tokens += held;
+    w.decode_tokens_max = std::max(w.decode_tokens_max, held);
+    w.decode_kv_bytes += r.exact_per_request ? layout_->layer_bytes(layout_->groups()[g], tokens)
+                                             : held * r.bytes_per_token;
+  }
+}
+
+void StepShapeBuilder::add_prefill(int64_t context_tokens, int64_t new_tokens, bool emits) {
+  shape_.prefill_sequences += 1;
+  shape_.prefill_tokens += new_tokens;
+  if (emits) shape_.emitting_sequences += 1;
+  for (size_t g = 0; g < rules_.size(); ++g) {
+    const GroupRule& r = rules_[g];
+    if (!r.per_token) continue;
+    GroupStepWork& w = shape_.groups[g];
+    w.prefill_pairs += causal_pairs(context_tokens, new_tokens, r.cap);
+    w.prefill_kv_tokens += std::min(context_tokens + new_tokens, r.cap);
+  }
+}
+
+std::string StepOps::display_name(const StepOp& op, const KvLayout& layout) const {
+  const bool per_kind = op.op_class == OpClass::kAttentionPrefill || op.op_class == OpClass::kAttentionDecode ||
+                        op.op_class == OpClass::kRecurrent || op.op_class == OpClass::kKvWrite;
+  if (!per_kind || op.group < 0 || static_cast<size_t>(op.group) >= layout.groups().size()) {
+    return op.name;
+  }
+  return fmt::format("{}({})", op.name, layout.groups()[static_cast<size_t>(op.group)].name);
+}
+
+StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
+                       const StepShape& shape, const StepOpsOptions& options) {
+  Builder b(model, layout, parallel, shape, options);
+  StepOps& out = b.out();
+  const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
+                                                   options.pipeline_stage);
+  const int64_t h = model.hidden_size;
+  const double T = b.T_;
+
+  // Layer types: consecutive or not, layers with the same key share one op list.
+  std::vector<LayerKey> keys;
+  std::vector<int> type_groups;
+  int attention_index = 0;  // cross-layer sharing counts per-token layers over the whole model
+  const int share = std::max(1, layout.scheme().cross_layer_share);
+  for (int i = 0; i < model.num_layers(); ++i) {
+    const LayerSpec& l = model.layers[static_cast<size_t>(i)];
+    const bool shared = holds_kv_per_token(l.kind) && (attention_index++ % share) != 0;
+    if (i < first || i >= last) continue;
+    LayerKey key{l.kind, l.kind == LayerKind::kSlidingAttention ? l.window_tokens : 0, shared, l.mlp};
+    auto it = std::find(keys.begin(), keys.end(), key);
+    int type = static_cast<int>(it - keys.begin());
+    if (it == keys.end()) {
+      keys.push_back(key);
+      type_groups.push_back(group_index(layout, l));
+      StepLayerType t;
+      t.holds_kv = holds_kv_per_token(l.kind);
+      t.group = type_groups.back();
+      out.types.push_back(t);
+    }
+    out.types[static_cast<size_t>(type)].count += 1;
+    out.layer_types.push_back(type);
+    if (holds_kv_per_token(l.kind)) out.num_kv_layers += 1;
+  }
+
+  // Prologue: embedding gather (first stage).
+  if (options.pipeline_stage == 0 && T > 0) {
+    b.add("embedding", OpClass::kElementwise, 0, 2.0 * T * h * kAct);
+  }
+  out.prologue_end = static_cast<int>(out.ops.size());
+
+  // One op list per layer type, in the order types first appear. The first layer of each type
+  // supplies the shapes (all layers of a type are identical by construction).
+  for (size_t t = 0; t < out.types.size(); ++t) {
+    StepLayerType& type = out.types[t];
+    type.first_op = static_cast<int>(out.ops.size());
+    int first_layer = first;
+    for (size_t i = 0; i < out.layer_types.size(); ++i) {
+      if (out.layer_types[i] == static_cast<int>(t)) {
+        first_layer = first + static_cast<int>(i);
+        break;
+      }
+    }
+    b.layer(model.layers[static_cast<size_t>(first_layer)], keys[t].shared, type.group, static_cast<int>(t),
+            type.count);
+    out.types[t].end_op = static_cast<int>(out.ops.size());
+  }
+
+  // Epilogue: final norm, LM head over the emitting rows, logits gather, sampling (last stage).
+  out.epilogue_begin = static_cast<int>(out.ops.size());
+  const bool last_stage = options.pipeline_stage == parallel.pipeline_parallel - 1;
+  if ((last_stage || options.force_head) && shape.emitting_sequences > 0) {
+    const double rows = static_cast<double>(shape.emitting_sequences);
+    const int64_t vocab_padded = ceil_div(model.vocab_size, 64) * 64;
+    const int64_t v = ceil_div(vocab_padded, parallel.tensor_parallel);
+    b.add("final_norm", OpClass::kElementwise, 5.0 * T * h, 2.0 * T * h * kAct + h * kAct);
+    // LM head weights stay 16-bit (param_count: not quantizable); fp32 logits out
+    b.add("lm_head", OpClass::kGemm, 2.0 * rows * h * v,
+          static_cast<double>(v * h) * kAct + rows * h * kAct + rows * v * kLogit)
+        .dtype = DType::kBF16;
+    if (parallel.tensor_parallel > 1) {
+      const double tp = parallel.tensor_parallel;
+      b.add("logits_gather", OpClass::kCollective, 0, (tp - 1) / tp * rows * vocab_padded * kLogit, 1,
+            Stream::kComm);
+    }
+    b.add("sampling", OpClass::kSampling, 5.0 * rows * model.vocab_size,
+          3.0 * rows * model.vocab_size * kLogit, kSamplingKernels);
+  }
+  out.epilogue_end = static_cast<int>(out.ops.size());
+
+  // Offload copies on the copy stream. Swap-in is split evenly over the stage's KV layers: each
+  // layer's share must arrive before that layer's attention.
+  if (shape.swap_in_bytes > 0) {
+    b.repeat_ = std::max(1, out.num_kv_layers);
+    out.swap_in_op = static_cast<int>(out.ops.size());
+    b.add("swap_in", OpClass::kCopyH2D, 0, static_cast<double>(shape.swap_in_bytes) / b.repeat_, 1, Stream::kCopy);
+    b.repeat_ = 1;
+  }
+  if (shape.swap_out_bytes > 0) {
+    out.swap_out_op = static_cast<int>(out.ops.size());
+    b.add("swap_out", OpClass::kCopyD2H, 0, static_cast<double>(shape.swap_out_bytes), 1, Stream::kCopy);
+  }
+  return std::move(b.out());
+}
+
+}  // namespace kvplan

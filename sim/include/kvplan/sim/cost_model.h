@@ -1,0 +1,82 @@
+// kvplan/sim/cost_model.h — how long one engine step takes on one GPU.
+//
+//   StepCostModel cost(model, gpu, scheme, parallel, PerfProfile::datasheet_default(gpu), {});
+//   PrefillChunk chunks[] = {{.context_tokens = 0, .new_tokens = 512}};
+//   int64_t decode[] = {1000, 37, 4096};
+//   TimeNs t = cost.step_ns(StepWork{.prefill = chunks, .decode_contexts = decode});
+//
+// A step is one forward pass over prefill chunks and decode tokens (DESIGN §4). Its operators come
+// from core's step operator list (GEMMs, attention per scheme from the batch's actual context-length
+// mix, KV write/quantize, norms, collectives, LM head, sampling, offload copies). Each is costed by
+// roofline with efficiency curves from a PerfProfile; the operators form a Boost.Graph DAG over the
+// compute, communication and copy streams and the step time is its critical path. Results are
+// memoised by a quantized batch signature (documented in the implementation).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kvplan/sim/step_timer.h"
+#include "kvplan/sim/time.h"
+
+namespace kvplan {
+struct ModelConfig;
+struct GpuSpec;
+struct KvScheme;
+struct Parallelism;
+class PerfProfile;
+}  // namespace kvplan
+
+namespace kvplan::sim {
+
+// PrefillChunk and StepWork are declared in step_timer.h.
+
+struct CostOptions {
+  bool cuda_graphs = true;  // decode-only steps replay a CUDA graph: no per-kernel launch overhead
+  bool memoise = true;
+};
+
+// One operator's cost in a step, for explanations (CLI --explain, GUI, docs).
+struct OpCost {
+  std::string name;     // e.g. "attention_decode(full_attention)"
+  std::string stream;   // "compute", "comm" or "copy"
+  double flops = 0;
+  double bytes = 0;
+  TimeNs time_ns = 0;
+  std::string source;   // "measured", "transferred" or "datasheet"
+};
+
+struct StepBreakdown {
+  TimeNs total_ns = 0;  // critical path of the DAG
+  std::vector<OpCost> ops;  // summed over layers, in execution order
+};
+
+class StepCostModel : public StepTimer {
+ public:
+  StepCostModel(const ModelConfig& model, const GpuSpec& gpu, const KvScheme& scheme,
+                const Parallelism& parallel, const PerfProfile& profile, CostOptions options = {});
+  ~StepCostModel();
+  StepCostModel(StepCostModel&&) noexcept;
+  StepCostModel& operator=(StepCostModel&&) noexcept;
+
+  // Step time (memoised). Deterministic: the same work always gives the same time.
+  TimeNs step_ns(const StepWork& work) override;
+  // Every operator with its time, and the critical path (not memoised).
+  StepBreakdown explain(const StepWork& work) const;
+  // Per operator class: where its efficiency numbers come from, e.g. "gemm: datasheet (...)".
+  std::vector<std::string> sources() const;
+  int64_t memo_hits() const;
+  int64_t memo_misses() const;
+  // The same step costed on the full DAG (one node per operator per layer, nothing collapsed) and
+  // not memoised. Equals step_ns(work); kept so tests can prove the collapsed DAG is exact.
+  TimeNs step_ns_uncollapsed(const StepWork& work) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kvplan::sim

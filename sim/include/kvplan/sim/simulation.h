@@ -1,0 +1,124 @@
+// kvplan/sim/simulation.h — one simulated serving run: a model, a GPU, a KV scheme, an engine and
+// a workload in; latency, throughput, memory and fragmentation out.
+//
+//   SimulationConfig cfg = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
+//   cfg.workload.kind = WorkloadKind::kTrace;  cfg.workload.trace_path = "data/traces/azure_llm_2023_conv.csv";
+//   SimulationResult r = run_simulation(cfg);
+//
+// Deterministic: the same config (seed included) gives the same result, byte for byte in every
+// output file. The KV budget of each replica comes from core's engine memory accounting
+// (plan_memory), so the simulated engine holds exactly the blocks the real one would print.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/engine_memory.h"
+#include "kvplan/core/kv_scheme.h"
+#include "kvplan/core/perf_profile.h"
+#include "kvplan/sim/cost_model.h"
+#include "kvplan/sim/kv_manager.h"
+#include "kvplan/sim/metrics.h"
+#include "kvplan/sim/replica.h"
+#include "kvplan/sim/scheduler_config.h"
+#include "kvplan/sim/trace.h"
+#include "kvplan/sim/workload.h"
+
+namespace kvplan::sim {
+
+enum class WorkloadKind { kOpenLoop, kClosedLoop, kTrace, kList };
+
+struct WorkloadConfig {
+  WorkloadKind kind = WorkloadKind::kOpenLoop;
+  OpenLoopSpec open;
+  ConversationSpec closed;
+  std::string trace_path;
+  TraceOptions trace;
+  std::vector<RequestSpec> requests;  // kList: explicit requests in arrival order (tests, API use)
+  TimeNs horizon_ns = 0;  // closed loop: required; open loop / trace: 0 = until every request ends
+};
+
+enum class RouterKind { kRoundRobin, kLeastOutstanding, kPrefixAware };
+std::string_view router_kind_name(RouterKind kind);
+RouterKind parse_router_kind(std::string_view text);  // round-robin | least-outstanding | prefix-aware
+
+struct ClusterConfig {
+  int32_t replicas = 1;          // unified replicas (ignored when disaggregated)
+  RouterKind router = RouterKind::kRoundRobin;
+  int32_t prefill_replicas = 0;  // > 0: prefill/decode disaggregation
+  int32_t decode_replicas = 0;
+  double kv_link_bytes_per_s = 0;  // per GPU, prefill -> decode (0: the GPU's interconnect)
+};
+
+struct OffloadConfig {
+  int64_t host_bytes = 0;              // 0: no host tier (swap preemption falls back to recompute)
+  double pcie_bytes_per_s = 0;         // 0: the GPU's host link
+};
+
+struct SimulationConfig {
+  ModelConfig model;
+  GpuSpec gpu;
+  KvScheme scheme;
+  Parallelism parallel;
+  ServingConfig serving;           // engine memory settings -> KV budget, batch defaults
+  SchedulerConfig scheduler;
+  KvPolicy kv_policy = KvPolicy::kPaged;
+  bool prefix_caching = false;
+  double watermark = 0.0;
+  OffloadConfig offload;
+  ClusterConfig cluster;
+  WorkloadConfig workload;
+  Slo slo;
+  uint64_t seed = 0;  // drives every random choice (the workload specs' own seeds are replaced)
+  TimeNs sample_interval_ns = kNsPerSecond;
+  CostOptions cost;
+  std::optional<PerfProfile> profile;  // empty: the GPU's datasheet default
+  int64_t kv_capacity_bytes = 0;       // > 0: overrides the engine's KV budget per replica
+  // Replaces the cost model (golden tests use a formula checkable by hand; what-if studies may
+  // plug in their own). Empty: StepCostModel with `profile`.
+  std::shared_ptr<StepTimer> step_timer;
+  // Tests: call every KV manager's check_invariants() after every step (slow; off by default).
+  bool check_invariants = false;
+};
+
+// A config with vLLM defaults (paged, prefix caching off). Scheduler limits left at 0 (max_num_seqs,
+// max_num_batched_tokens, max_model_len) take the engine's defaults from the memory plan.
+SimulationConfig default_simulation_config(ModelConfig model, GpuSpec gpu);
+
+struct SimulationResult {
+  RunSummary summary;
+  std::vector<TimeSeriesRow> timeseries;
+  MemoryPlan plan;                  // one replica's memory plan
+  int64_t kv_capacity_bytes = 0;    // per replica
+  std::vector<std::string> notes;   // assumptions worth reading
+  std::vector<std::string> cost_sources;  // per operator class: measured / transferred / datasheet
+  int64_t events = 0;
+  int64_t steps = 0;
+  int64_t cost_memo_hits = 0;
+  int64_t cost_memo_misses = 0;
+  int64_t peak_active_requests = 0;
+  TimeNs end_ns = 0;
+};
+
+// One step as the event log shows it.
+struct StepLog {
+  int32_t replica = 0;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  std::vector<PlannedWork> work;
+};
+
+struct RunHooks {
+  std::function<void(const StepLog&)> on_step;                 // each step, when it starts
+  std::function<void(const RequestRecord&)> on_request;        // each finished request
+  std::function<void(double fraction)> on_progress;           // about every 1% of the work
+};
+
+// Throws ConfigError for an inconsistent config (e.g. static batching with paged memory).
+SimulationResult run_simulation(const SimulationConfig& config, const RunHooks& hooks = {});
+
+}  // namespace kvplan::sim

@@ -1,0 +1,123 @@
+#include "kvplan/sim/capacity.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+
+namespace kvplan::sim {
+
+namespace {
+
+// Grows geometrically from `start` until `meets` fails, then bisects. `integer`: loads are whole
+// numbers (users).
+CapacitySearch search(const std::function<CapacityProbe(double)>& probe, const CapacityOptions& o, bool integer) {
+  CapacitySearch out;
+  auto run = [&](double load) {
+    CapacityProbe p = probe(load);
+    out.probes.push_back(p);
+    if (o.on_probe) o.on_probe(p);
+    if (p.meets && load > out.best) {
+      out.best = load;
+      out.at_best = p.summary;
+    }
+    return p.meets;
+  };
+  double load = integer ? std::max(1.0, std::round(o.start)) : o.start;
+  double pass = 0;
+  double fail = 0;
+  if (run(load)) {
+    pass = load;
+    while (true) {
+      double next = integer ? std::ceil(load * 2) : load * 2;
+      if (next > o.limit) {
+        out.unbounded = true;
+        return out;
+      }
+      load = next;
+      if (!run(load)) {
+        fail = load;
+        break;
+      }
+      pass = load;
+    }
+  } else {
+    fail = load;
+    // Shrink until something passes (or the load is negligible).
+    while (true) {
+      double next = integer ? std::floor(load / 2) : load / 2;
+      if (next < (integer ? 1.0 : o.start * 1e-4)) {
+        out.first_failing = fail;
+        return out;
+      }
+      load = next;
+      if (run(load)) {
+        pass = load;
+        break;
+      }
+      fail = load;
+    }
+  }
+  while ((fail - pass) / pass > o.relative_tolerance) {
+    double mid = integer ? std::floor((pass + fail) / 2) : std::sqrt(pass * fail);
+    if (integer && (mid <= pass || mid >= fail)) break;
+    if (run(mid)) {
+      pass = mid;
+    } else {
+      fail = mid;
+    }
+  }
+  out.first_failing = fail;
+  return out;
+}
+
+void need_slo(const SimulationConfig& c) {
+  if (!c.slo.any()) throw ConfigError("capacity: needs an SLO (--slo-ttft-ms, --slo-tpot-ms or --slo-e2e-ms)");
+}
+
+}  // namespace
+
+CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptions& options) {
+  need_slo(config);
+  if (config.workload.kind == WorkloadKind::kClosedLoop) {
+    throw ConfigError("capacity: a rate search needs an open-loop or trace workload; use find_max_users for closed-loop users");
+  }
+  double trace_rate = 0;
+  if (config.workload.kind == WorkloadKind::kTrace) {
+    TraceLengths l = read_trace_lengths(config.workload.trace_path);
+    int64_t n = static_cast<int64_t>(l.total.size());
+    if (config.workload.trace.max_requests > 0) n = std::min(n, config.workload.trace.max_requests);
+    if (l.duration_s <= 0 || n < 2) throw ConfigError(fmt::format("capacity: trace '{}' has no arrival spread to scale", config.workload.trace_path));
+    trace_rate = static_cast<double>(l.total.size()) / l.duration_s;
+  }
+  CapacityOptions o = options;
+  if (trace_rate > 0 && options.start == CapacityOptions{}.start) o.start = trace_rate;
+  auto probe = [&](double rate) {
+    SimulationConfig c = config;
+    if (c.workload.kind == WorkloadKind::kTrace) {
+      c.workload.trace.time_scale = trace_rate / rate;
+    } else {
+      c.workload.open.rate_per_s = rate;
+    }
+    SimulationResult r = run_simulation(c);
+    return CapacityProbe{rate, r.summary.meets_slo && r.summary.unfinished == 0, r.summary};
+  };
+  return search(probe, o, false);
+}
+
+CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOptions& options) {
+  need_slo(config);
+  if (config.workload.kind != WorkloadKind::kClosedLoop) {
+    throw ConfigError("capacity: a users search needs a closed-loop workload (--users)");
+  }
+  auto probe = [&](double users) {
+    SimulationConfig c = config;
+    c.workload.closed.num_users = static_cast<int32_t>(users);
+    SimulationResult r = run_simulation(c);
+    return CapacityProbe{users, r.summary.meets_slo, r.summary};
+  };
+  return search(probe, options, true);
+}
+
+}  // namespace kvplan::sim

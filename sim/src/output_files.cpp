@@ -1,0 +1,133 @@
+#include "kvplan/sim/output_files.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/config.h"
+#include "kvplan/core/error.h"
+
+namespace kvplan::sim {
+
+namespace {
+
+std::ofstream open_out(const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw ConfigError(fmt::format("out: cannot write '{}'", path));
+  return out;
+}
+
+nlohmann::json percentiles_json(const Percentiles& p) {
+  return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p95", p.p95}, {"p99", p.p99}, {"max", p.max}};
+}
+
+std::string_view workload_kind_name(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::kOpenLoop: return "open-loop";
+    case WorkloadKind::kClosedLoop: return "closed-loop";
+    case WorkloadKind::kTrace: return "trace";
+    case WorkloadKind::kList: return "list";
+  }
+  return "?";
+}
+
+}  // namespace
+
+RequestCsvWriter::RequestCsvWriter(const std::string& path) : out_(open_out(path)), path_(path) {
+  out_ << "id,replica,user,turn,prompt_tokens,output_tokens,cached_tokens,arrival_ns,scheduled_ns,"
+          "first_token_ns,finish_ns,queue_ms,ttft_ms,tpot_ms,e2e_ms,max_gap_ms,preemptions\n";
+}
+
+void RequestCsvWriter::write(const RequestRecord& r) {
+  out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", r.id, r.replica,
+                      r.user, r.turn, r.prompt_tokens, r.output_tokens, r.cached_tokens, r.arrival_ns,
+                      r.scheduled_ns, r.first_token_ns, r.finish_ns, ns_to_ms(r.queue_ns()), ns_to_ms(r.ttft_ns()),
+                      r.tpot_ns() * 1e-6, ns_to_ms(r.e2e_ns()), ns_to_ms(r.max_gap_ns), r.preemptions);
+}
+
+void write_timeseries_csv(const std::string& path, const std::vector<TimeSeriesRow>& rows) {
+  std::ofstream out = open_out(path);
+  out << "time_s,kv_token_bytes,kv_allocated_bytes,kv_reserved_bytes,kv_internal_fragmentation_bytes,"
+         "kv_external_fragmentation_bytes,kv_cached_bytes,kv_capacity_bytes,kv_used_share,prefix_hit_rate,"
+         "running,waiting,swapped,preemptions,batch_tokens,batch_seqs,host_kv_bytes\n";
+  for (const TimeSeriesRow& r : rows) {
+    double share = r.kv_capacity_bytes > 0 ? static_cast<double>(r.kv_token_bytes) / static_cast<double>(r.kv_capacity_bytes) : 0;
+    out << fmt::format("{:.3f},{},{},{},{},{},{},{},{:.6f},{:.6f},{},{},{},{},{},{},{}\n", ns_to_seconds(r.time_ns),
+                       r.kv_token_bytes, r.kv_allocated_bytes, r.kv_reserved_bytes, r.kv_internal_fragmentation_bytes,
+                       r.kv_external_fragmentation_bytes, r.kv_cached_bytes, r.kv_capacity_bytes, share,
+                       r.prefix_hit_rate, r.running, r.waiting, r.swapped, r.preemptions, r.batch_tokens,
+                       r.batch_seqs, r.host_kv_bytes);
+  }
+}
+
+nlohmann::json run_summary_json(const RunSummary& s) {
+  return {{"finished", s.finished},
+          {"unfinished", s.unfinished},
+          {"rejected", s.rejected},
+          {"duration_s", s.duration_s},
+          {"requests_per_s", s.requests_per_s},
+          {"output_tokens_per_s", s.output_tokens_per_s},
+          {"total_tokens_per_s", s.total_tokens_per_s},
+          {"goodput_requests_per_s", s.goodput_requests_per_s},
+          {"slo_attainment", s.slo_attainment},
+          {"meets_slo", s.meets_slo},
+          {"queue_ms", percentiles_json(s.queue_ms)},
+          {"ttft_ms", percentiles_json(s.ttft_ms)},
+          {"tpot_ms", percentiles_json(s.tpot_ms)},
+          {"e2e_ms", percentiles_json(s.e2e_ms)},
+          {"max_gap_ms", percentiles_json(s.max_gap_ms)},
+          {"preemptions", s.preemptions},
+          {"prefix_hit_rate", s.prefix_hit_rate}};
+}
+
+nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r) {
+  nlohmann::json j;
+  j["kvplan_version"] = KVPLAN_VERSION;
+  j["inputs"] = {{"model", c.model.id},
+                 {"gpu", c.gpu.id},
+                 {"kv_scheme", c.scheme.describe()},
+                 {"tensor_parallel", c.parallel.tensor_parallel},
+                 {"pipeline_parallel", c.parallel.pipeline_parallel},
+                 {"engine", engine_name(c.serving.engine)},
+                 {"scheduler", scheduler_kind_name(c.scheduler.kind)},
+                 {"kv_policy", kv_policy_name(c.kv_policy)},
+                 {"prefix_caching", c.prefix_caching},
+                 {"preemption", preemption_mode_name(c.scheduler.preemption)},
+                 {"spec_draft_tokens", c.scheduler.spec.draft_tokens},
+                 {"spec_acceptance", c.scheduler.spec.acceptance_rate},
+                 {"replicas", c.cluster.replicas},
+                 {"prefill_replicas", c.cluster.prefill_replicas},
+                 {"decode_replicas", c.cluster.decode_replicas},
+                 {"router", router_kind_name(c.cluster.router)},
+                 {"workload", workload_kind_name(c.workload.kind)},
+                 {"trace", c.workload.trace_path},
+                 {"seed", c.seed},
+                 {"slo", c.slo.describe()}};
+  j["summary"] = run_summary_json(r.summary);
+  j["memory"] = {{"kv_capacity_bytes_per_replica", r.kv_capacity_bytes},
+                 {"num_blocks", r.plan.num_blocks},
+                 {"block_bytes", r.plan.block_bytes},
+                 {"kv_cache_tokens", r.plan.kv_cache_tokens}};
+  if (!r.timeseries.empty()) {
+    double peak = 0, mean = 0;
+    for (const TimeSeriesRow& t : r.timeseries) {
+      double share = t.kv_capacity_bytes > 0 ? static_cast<double>(t.kv_token_bytes) / static_cast<double>(t.kv_capacity_bytes) : 0;
+      peak = std::max(peak, share);
+      mean += share;
+    }
+    j["memory"]["kv_token_share_peak"] = peak;
+    j["memory"]["kv_token_share_mean"] = mean / static_cast<double>(r.timeseries.size());
+  }
+  j["engine"] = {{"events", r.events}, {"steps", r.steps}, {"cost_memo_hits", r.cost_memo_hits},
+                 {"cost_memo_misses", r.cost_memo_misses}, {"peak_active_requests", r.peak_active_requests},
+                 {"end_s", ns_to_seconds(r.end_ns)}};
+  j["cost_sources"] = r.cost_sources;
+  j["notes"] = r.notes;
+  return j;
+}
+
+void write_summary_json(const std::string& path, const SimulationConfig& config, const SimulationResult& result) {
+  std::ofstream out = open_out(path);
+  out << summary_json(config, result).dump(2) << "\n";
+}
+
+}  // namespace kvplan::sim

@@ -1,0 +1,670 @@
+// Paged KV blocks from one shared byte pool, with copy-on-write and a prefix cache
+// (see paged_kv_manager.h and docs/kv-managers.md).
+#include "kvplan/sim/paged_kv_manager.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "kvplan/core/error.h"
+#include "kvplan/core/kv_layout.h"
+
+namespace kvplan::sim {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::logic_error("PagedKvManager invariant broken: " + what); }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+constexpr int64_t kHuge = int64_t{1} << 60;  // a length past every cap
+
+}  // namespace
+
+PagedKvManager::PagedKvManager(const KvManagerConfig& config)
+    : capacity_bytes_(config.capacity_bytes),
+      layout_(config.layout),
+      max_model_len_(config.max_model_len),
+      tokens_per_block_(0),
+      watermark_bytes_(0) {
+  if (capacity_bytes_ <= 0) {
+    throw ConfigError("kv manager: capacity_bytes=" + std::to_string(capacity_bytes_) + " must be > 0");
+  }
+  if (layout_ == nullptr) throw ConfigError("kv manager: layout must be set");
+  const KvScheme& scheme = layout_->scheme();
+  tokens_per_block_ = scheme.tokens_per_block;
+  if (tokens_per_block_ <= 0) {
+    throw ConfigError("kv manager: tokens_per_block=" + std::to_string(tokens_per_block_) + " must be > 0");
+  }
+  if (!(config.watermark >= 0.0 && config.watermark < 1.0)) {
+    throw ConfigError("kv manager: watermark=" + std::to_string(config.watermark) + " must be in [0, 1)");
+  }
+  // vLLM: watermark_blocks = int(watermark * num_blocks); in bytes, floored the same way.
+  watermark_bytes_ = static_cast<int64_t>(std::floor(config.watermark * static_cast<double>(capacity_bytes_)));
+  bool cacheable = scheme.eviction == Eviction::kNone;
+  const bool kivi = scheme.kv_dtype == DType::kInt2;
+  for (const KvLayerGroup& g : layout_->groups()) {
+    if (g.num_layers == 0) continue;
+    if (!holds_kv_per_token(g.kind)) {
+      slot_bytes_ += g.num_layers * g.state_bytes_per_request;
+      cacheable = false;
+      continue;
+    }
+    Pool pool;
+    pool.group = &g;
+    pool.windowed = g.kind == LayerKind::kSlidingAttention && scheme.eviction == Eviction::kNone;
+    if (g.kind == LayerKind::kSlidingAttention) cacheable = false;
+    pool.window_tokens = g.window_tokens;
+    pool.block_bytes =
+        g.num_layers * static_cast<int64_t>(std::ceil(g.bytes_per_token * static_cast<double>(tokens_per_block_)));
+    int64_t cap = layout_->held_tokens(g, kHuge);
+    pool.max_blocks = (!pool.windowed && cap < kHuge) ? ceil_div(cap, tokens_per_block_) : 0;
+    if (kivi) slot_bytes_ += g.num_layers * int64_t{scheme.kivi_residual_tokens} * g.bytes_per_token_16bit;
+    pools_.push_back(std::move(pool));
+  }
+  name_ = "paged";
+  if (config.prefix_caching) {
+    if (cacheable && !pools_.empty()) {
+      name_ = "paged+prefix";
+      // A node's blocks_per_node depends on the request's hash_block_tokens; the tree is rebuilt
+      // for the first granularity seen (see admit). Start with one block per pool.
+      int64_t node_bytes = 0;
+      for (const Pool& pool : pools_) node_bytes += pool.block_bytes;
+      tree_.emplace(static_cast<int32_t>(pools_.size()), node_bytes);
+    } else {
+      name_ = "paged (prefix cache off: sliding, recurrent or evicting layers)";
+    }
+  }
+  free_bytes_ = capacity_bytes_;
+}
+
+PagedKvManager::Span PagedKvManager::span(const Pool& pool, int64_t first, int64_t tokens) const {
+  const int64_t b = tokens_per_block_;
+  Span s;
+  if (pool.windowed) {
+    s.written = tokens;
+    s.hi = ceil_div(tokens, b);
+    int64_t natural = tokens > pool.window_tokens ? (tokens - pool.window_tokens) / b : 0;
+    s.lo = std::min(std::max(first, natural), s.hi);
+  } else {
+    s.written = layout_->held_tokens(*pool.group, tokens);
+    s.hi = ceil_div(s.written, b);
+    s.lo = 0;
+  }
+  return s;
+}
+
+int64_t PagedKvManager::view_fill(const Span& s, int64_t index) const {
+  return std::clamp<int64_t>(s.written - index * tokens_per_block_, 0, tokens_per_block_);
+}
+
+int64_t PagedKvManager::blocks_at(const Pool& pool, int64_t tokens) const {
+  Span s = span(pool, 0, tokens);
+  return s.hi - s.lo;
+}
+
+int64_t PagedKvManager::obtainable_bytes() const { return free_bytes_ + (tree_ ? tree_->evictable_bytes() : 0); }
+
+void PagedKvManager::make_free(int64_t bytes) {
+  while (free_bytes_ < bytes) {
+    int32_t node = tree_ ? tree_->lru_leaf() : PrefixTree::kNoNode;
+    if (node == PrefixTree::kNoNode) fail("make_free: no evictable prefix node left for a planned allocation");
+    tree_->remove_leaf(node);
+    evicted_nodes_ += 1;
+    std::span<const int32_t> ids = tree_->blocks(node);
+    const size_t per_pool = ids.size() / pools_.size();
+    for (size_t k = 0; k < ids.size(); ++k) {
+      Pool& pool = pools_[k / per_pool];
+      Block& block = pool.blocks[static_cast<size_t>(ids[k])];
+      block.node = PrefixTree::kNoNode;
+      block.fill = 0;
+      pool.cached_blocks -= 1;
+      pool.free_ids.push_back(ids[k]);
+      free_bytes_ += pool.block_bytes;
+    }
+  }
+}
+
+int32_t PagedKvManager::allocate_block(size_t p, int32_t fill) {
+  Pool& pool = pools_[p];
+  int32_t id = 0;
+  if (!pool.free_ids.empty()) {
+    id = pool.free_ids.back();
+    pool.free_ids.pop_back();
+  } else {
+    id = static_cast<int32_t>(pool.blocks.size());
+    pool.blocks.emplace_back();
+  }
+  Block& block = pool.blocks[static_cast<size_t>(id)];
+  block = Block{.refcount = 1, .fill = fill, .node = PrefixTree::kNoNode};
+  pool.held_blocks += 1;
+  pool.filled_slots += fill;
+  free_bytes_ -= pool.block_bytes;
+  if (free_bytes_ < 0) fail("allocation past capacity");
+  return id;
+}
+
+void PagedKvManager::add_ref(size_t p, int32_t id) {
+  Pool& pool = pools_[p];
+  Block& block = pool.blocks[static_cast<size_t>(id)];
+  if (block.refcount == 0) {
+    // Only a cached block can gain its first holder (free ones are handed out by allocate_block).
+    tree_->block_referenced(block.node);
+    pool.cached_blocks -= 1;
+    pool.held_blocks += 1;
+    pool.filled_slots += block.fill;
+  }
+  block.refcount += 1;
+}
+
+void PagedKvManager::drop_ref(size_t p, int32_t id) {
+  Pool& pool = pools_[p];
+  Block& block = pool.blocks[static_cast<size_t>(id)];
+  block.refcount -= 1;
+  if (block.refcount > 0) return;
+  pool.held_blocks -= 1;
+  pool.filled_slots -= block.fill;
+  if (block.node != PrefixTree::kNoNode) {
+    pool.cached_blocks += 1;  // stays in the prefix cache, evictable once its node is a leaf
+    tree_->block_unreferenced(block.node);
+  } else {
+    block.fill = 0;
+    pool.free_ids.push_back(id);
+    free_bytes_ += pool.block_bytes;
+  }
+}
+
+PagedKvManager::Seq& PagedKvManager::find(SeqId seq) {
+  auto it = seq_index_.find(seq);
+  if (it == seq_index_.end()) throw std::logic_error("PagedKvManager: unknown sequence " + std::to_string(seq));
+  return seqs_[static_cast<size_t>(it->second)];
+}
+
+const PagedKvManager::Seq& PagedKvManager::find(SeqId seq) const {
+  auto it = seq_index_.find(seq);
+  if (it == seq_index_.end()) throw std::logic_error("PagedKvManager: unknown sequence " + std::to_string(seq));
+  return seqs_[static_cast<size_t>(it->second)];
+}
+
+PagedKvManager::Seq& PagedKvManager::new_seq(SeqId id) {
+  int32_t index = 0;
+  if (!free_seq_slots_.empty()) {
+    index = free_seq_slots_.back();
+    free_seq_slots_.pop_back();
+  } else {
+    index = static_cast<int32_t>(seqs_.size());
+    seqs_.emplace_back();
+  }
+  seq_index_.emplace(id, index);
+  Seq& s = seqs_[static_cast<size_t>(index)];
+  s.id = id;
+  s.live = true;
+  s.tokens = 0;
+  s.prompt_tokens = 0;
+  s.prefix_valid_tokens = 0;
+  s.hash_block_tokens = 0;
+  s.hashes.clear();
+  s.tables.resize(pools_.size());
+  for (auto& table : s.tables) table.clear();  // keeps capacity: no allocation in steady state
+  s.first.assign(pools_.size(), 0);
+  return s;
+}
+
+int64_t PagedKvManager::capacity_tokens(const Seq& seq) const {
+  int64_t cap = kNoLimit;
+  const int64_t b = tokens_per_block_;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const Pool& pool = pools_[p];
+    int64_t hi = static_cast<int64_t>(seq.tables[p].size());
+    if (pool.windowed) {
+      // Grow into a new block at hi*b + 1; the oldest block leaves the window at w + (first+1)*b.
+      cap = std::min({cap, hi * b, pool.window_tokens + (seq.first[p] + 1) * b - 1});
+    } else if (pool.max_blocks == 0 || hi < pool.max_blocks) {
+      cap = std::min(cap, hi * b);
+    }
+  }
+  if (max_model_len_ > 0) cap = std::min(cap, max_model_len_);
+  return std::max(cap, seq.tokens);
+}
+
+int64_t PagedKvManager::resize_need(const Seq& seq, int64_t tokens, int64_t* freed) const {
+  int64_t need = 0;
+  *freed = 0;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const Pool& pool = pools_[p];
+    const std::vector<int32_t>& table = seq.tables[p];
+    Span old_span = span(pool, seq.first[p], seq.tokens);
+    Span new_span = span(pool, seq.first[p], tokens);
+    int64_t added = std::max<int64_t>(0, new_span.hi - std::max(new_span.lo, old_span.hi));
+    int64_t keep_lo = std::max(old_span.lo, new_span.lo);
+    int64_t keep_hi = std::min(old_span.hi, new_span.hi);
+    // Only the old and the new last block can change fill among kept blocks.
+    for (int64_t c : {old_span.hi - 1, new_span.hi - 1}) {
+      if (c >= keep_lo && c < keep_hi) {
+        const Block& block = pool.blocks[static_cast<size_t>(table[static_cast<size_t>(c)])];
+        if (view_fill(new_span, c) != block.fill && !writable(block)) added += 1;  // copy-on-write
+      }
+      if (old_span.hi == new_span.hi) break;  // the same index twice
+    }
+    need += added * pool.block_bytes;
+    auto count_freed = [&](int64_t from, int64_t to) {
+      for (int64_t i = from; i < to; ++i) {
+        if (writable(pool.blocks[static_cast<size_t>(table[static_cast<size_t>(i)])])) *freed += pool.block_bytes;
+      }
+    };
+    int64_t front_end = std::min(old_span.hi, std::max(old_span.lo, new_span.lo));
+    count_freed(old_span.lo, front_end);
+    count_freed(std::max(front_end, new_span.hi), old_span.hi);
+  }
+  return need;
+}
+
+void PagedKvManager::resize(Seq& seq, int64_t tokens) {
+  int64_t freed = 0;
+  const int64_t need = resize_need(seq, tokens, &freed);
+  // Release first (blocks leaving the window or cut by a truncate), then evict, then allocate.
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    std::vector<int32_t>& table = seq.tables[p];
+    Span old_span = span(pools_[p], seq.first[p], seq.tokens);
+    Span new_span = span(pools_[p], seq.first[p], tokens);
+    int64_t front_end = std::min(old_span.hi, std::max(old_span.lo, new_span.lo));
+    for (int64_t i = old_span.lo; i < front_end; ++i) {
+      drop_ref(p, table[static_cast<size_t>(i)]);
+      table[static_cast<size_t>(i)] = -1;
+    }
+    for (int64_t i = std::max(front_end, new_span.hi); i < old_span.hi; ++i) {
+      drop_ref(p, table[static_cast<size_t>(i)]);
+      table[static_cast<size_t>(i)] = -1;
+    }
+  }
+  make_free(need);
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    Pool& pool = pools_[p];
+    std::vector<int32_t>& table = seq.tables[p];
+    Span old_span = span(pool, seq.first[p], seq.tokens);
+    Span new_span = span(pool, seq.first[p], tokens);
+    int64_t keep_lo = std::max(old_span.lo, new_span.lo);
+    int64_t keep_hi = std::min(old_span.hi, new_span.hi);
+    for (int64_t c : {old_span.hi - 1, new_span.hi - 1}) {
+      if (c >= keep_lo && c < keep_hi) {
+        int32_t& id = table[static_cast<size_t>(c)];
+        Block& block = pool.blocks[static_cast<size_t>(id)];
+        int32_t fill = static_cast<int32_t>(view_fill(new_span, c));
+        if (fill != block.fill) {
+          if (writable(block)) {
+            pool.filled_slots += fill - block.fill;
+            block.fill = fill;
+          } else {
+            // Copy-on-write: this sequence writes (or forgets) slots another holder still reads.
+            int32_t copy = allocate_block(p, fill);
+            drop_ref(p, id);
+            id = copy;
+            cow_copies_ += 1;
+          }
+        }
+      }
+      if (old_span.hi == new_span.hi) break;
+    }
+    table.resize(static_cast<size_t>(new_span.hi), -1);
+    for (int64_t i = std::max(new_span.lo, old_span.hi); i < new_span.hi; ++i) {
+      table[static_cast<size_t>(i)] = allocate_block(p, static_cast<int32_t>(view_fill(new_span, i)));
+    }
+    seq.first[p] = new_span.lo;
+  }
+  seq.tokens = tokens;
+}
+
+int64_t PagedKvManager::match_prefix(int32_t hash_block_tokens, std::span<const uint64_t> hashes) const {
+  if (!tree_ || hash_block_tokens <= 0 || hash_block_tokens % tokens_per_block_ != 0) return 0;
+  if (tree_->blocks_per_node() != static_cast<int32_t>(pools_.size() * (hash_block_tokens / tokens_per_block_)) &&
+      tree_->num_nodes() > 0) {
+    return 0;  // a different hash granularity than the cached one: no shared identity
+  }
+  int32_t node = PrefixTree::kRoot;
+  int64_t matched = 0;
+  for (uint64_t h : hashes) {
+    node = tree_->find_child(node, h);
+    if (node == PrefixTree::kNoNode) break;
+    matched += 1;
+  }
+  return matched * hash_block_tokens;
+}
+
+AdmitResult PagedKvManager::admit(const SeqKvRequest& request, int64_t initial_tokens) {
+  clock_ += 1;
+  if (seq_index_.count(request.seq) != 0) {
+    throw std::logic_error("PagedKvManager: sequence " + std::to_string(request.seq) + " admitted twice");
+  }
+  if (initial_tokens < 0) throw std::logic_error("PagedKvManager: negative initial_tokens");
+  if (max_model_len_ > 0 && initial_tokens > max_model_len_) return AdmitResult{};
+  const int64_t b = tokens_per_block_;
+
+  // Prefix identity: whole hash blocks of the prompt, at a granularity that is whole KV blocks.
+  int32_t hbt = request.hash_block_tokens;
+  bool identity = tree_ && hbt > 0 && hbt % b == 0;
+  int64_t blocks_per_hash = identity ? hbt / b : 0;
+  if (identity && tree_->blocks_per_node() != static_cast<int32_t>(blocks_per_hash * static_cast<int64_t>(pools_.size()))) {
+    if (tree_->num_nodes() == 0) {
+      tree_.emplace(static_cast<int32_t>(blocks_per_hash * static_cast<int64_t>(pools_.size())),
+                    blocks_per_hash * [&] {
+                      int64_t sum = 0;
+                      for (const Pool& pool : pools_) sum += pool.block_bytes;
+                      return sum;
+                    }());
+    } else {
+      identity = false;  // one granularity per cache (a trace uses one); others get no sharing
+    }
+  }
+  int64_t num_hashes = identity ? std::min<int64_t>(static_cast<int64_t>(request.prefix_hashes.size()),
+                                                    request.prompt_tokens / hbt)
+                                : 0;
+  match_nodes_.clear();
+  int64_t cached_blocks = 0;
+  int64_t lost_evictable = 0;  // unreferenced nodes the hit will reference
+  if (identity) {
+    int32_t node = PrefixTree::kRoot;
+    for (int64_t i = 0; i < num_hashes; ++i) {
+      node = tree_->find_child(node, request.prefix_hashes[static_cast<size_t>(i)]);
+      if (node == PrefixTree::kNoNode) break;
+      match_nodes_.push_back(node);
+    }
+    // Engines recompute at least the last prompt token (its logits start decoding): whole blocks of
+    // at most prompt - 1 tokens, and never past initial_tokens.
+    cached_blocks = std::min({static_cast<int64_t>(match_nodes_.size()) * blocks_per_hash,
+                              std::max<int64_t>(0, request.prompt_tokens - 1) / b, initial_tokens / b});
+    match_nodes_.resize(static_cast<size_t>(ceil_div(cached_blocks, std::max<int64_t>(blocks_per_hash, 1))));
+    for (int32_t node_id : match_nodes_) {
+      if (!tree_->referenced(node_id)) lost_evictable += tree_->node_bytes();
+    }
+  }
+  int64_t need = slot_bytes_;
+  for (const Pool& pool : pools_) need += (blocks_at(pool, initial_tokens) - cached_blocks) * pool.block_bytes;
+  int64_t available = obtainable_bytes() - lost_evictable;
+  if (need > available || available - need < watermark_bytes_) return AdmitResult{};
+
+  Seq& seq = new_seq(request.seq);
+  seq.prompt_tokens = request.prompt_tokens;
+  seq.prefix_valid_tokens = request.prompt_tokens;
+  if (identity) {
+    seq.hash_block_tokens = hbt;
+    seq.hashes.assign(request.prefix_hashes.begin(), request.prefix_hashes.begin() + num_hashes);
+  }
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    for (int64_t j = 0; j < cached_blocks; ++j) {
+      int32_t node = match_nodes_[static_cast<size_t>(j / blocks_per_hash)];
+      int32_t id = tree_->blocks(node)[static_cast<size_t>(static_cast<int64_t>(p) * blocks_per_hash + j % blocks_per_hash)];
+      add_ref(p, id);
+      seq.tables[p].push_back(id);
+    }
+  }
+  for (int32_t node : match_nodes_) tree_->touch(node, clock_);
+  seq.tokens = cached_blocks * b;
+  make_free(need);  // after the hit took its references, so the hit is never evicted
+  free_bytes_ -= slot_bytes_;
+  live_slots_ += 1;
+  resize(seq, std::max(initial_tokens, seq.tokens));
+  if (tree_) {
+    prefix_lookup_tokens_ += request.prompt_tokens;
+    prefix_hit_tokens_ += cached_blocks * b;
+  }
+  return AdmitResult{.ok = true, .cached_tokens = cached_blocks * b, .capacity_tokens = capacity_tokens(seq)};
+}
+
+int64_t PagedKvManager::grow(SeqId id, int64_t tokens) {
+  clock_ += 1;
+  Seq& seq = find(id);
+  if (tokens <= seq.tokens) return capacity_tokens(seq);
+  if (max_model_len_ > 0 && tokens > max_model_len_) return -1;
+  int64_t freed = 0;
+  int64_t need = resize_need(seq, tokens, &freed);
+  if (need > obtainable_bytes() + freed) return -1;
+  resize(seq, tokens);
+  return capacity_tokens(seq);
+}
+
+int64_t PagedKvManager::truncate(SeqId id, int64_t tokens) {
+  clock_ += 1;
+  Seq& seq = find(id);
+  if (tokens < 0) throw std::logic_error("PagedKvManager: negative truncate length");
+  if (tokens >= seq.tokens) return capacity_tokens(seq);
+  int64_t freed = 0;
+  int64_t need = resize_need(seq, tokens, &freed);
+  if (need > obtainable_bytes() + freed) return -1;
+  resize(seq, tokens);
+  seq.prefix_valid_tokens = std::min(seq.prefix_valid_tokens, tokens);
+  return capacity_tokens(seq);
+}
+
+void PagedKvManager::insert_prefix(const Seq& seq) {
+  const int64_t blocks_per_hash = seq.hash_block_tokens / tokens_per_block_;
+  const int64_t n = std::min<int64_t>(static_cast<int64_t>(seq.hashes.size()),
+                                      std::min(seq.tokens, seq.prefix_valid_tokens) / seq.hash_block_tokens);
+  int32_t node = PrefixTree::kRoot;
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t child = tree_->find_child(node, seq.hashes[static_cast<size_t>(i)]);
+    if (child != PrefixTree::kNoNode) {
+      tree_->touch(child, clock_);  // same content already cached: this sequence's copy is freed
+      node = child;
+      continue;
+    }
+    scratch_.clear();
+    bool sole_holder = true;
+    for (size_t p = 0; p < pools_.size(); ++p) {
+      for (int64_t j = 0; j < blocks_per_hash; ++j) {
+        int32_t id = seq.tables[p][static_cast<size_t>(i * blocks_per_hash + j)];
+        const Block& block = pools_[p].blocks[static_cast<size_t>(id)];
+        if (block.node != PrefixTree::kNoNode) return;  // cannot happen; never hang a block twice
+        sole_holder = sole_holder && block.refcount == 1;
+        scratch_.push_back(id);
+      }
+    }
+    // Keep references closed under ancestors: a new node whose blocks other sequences (forks) keep
+    // holding must hang under a node those sequences hold too, i.e. one this sequence holds.
+    if (node != PrefixTree::kRoot && !sole_holder &&
+        tree_->blocks(node)[0] != seq.tables[0][static_cast<size_t>((i - 1) * blocks_per_hash)]) {
+      return;
+    }
+    int32_t created = tree_->add_child(node, seq.hashes[static_cast<size_t>(i)], scratch_,
+                                       static_cast<int32_t>(scratch_.size()), clock_);
+    for (size_t k = 0; k < scratch_.size(); ++k) {
+      pools_[k / static_cast<size_t>(blocks_per_hash)].blocks[static_cast<size_t>(scratch_[k])].node = created;
+    }
+    node = created;
+  }
+}
+
+void PagedKvManager::release(SeqId id, bool cache_prefix) {
+  clock_ += 1;
+  auto it = seq_index_.find(id);
+  if (it == seq_index_.end()) throw std::logic_error("PagedKvManager: unknown sequence " + std::to_string(id));
+  Seq& seq = seqs_[static_cast<size_t>(it->second)];
+  if (cache_prefix && tree_ && seq.hash_block_tokens > 0) insert_prefix(seq);
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    std::vector<int32_t>& table = seq.tables[p];
+    for (size_t i = static_cast<size_t>(seq.first[p]); i < table.size(); ++i) drop_ref(p, table[i]);
+    table.clear();
+  }
+  free_bytes_ += slot_bytes_;
+  live_slots_ -= 1;
+  seq.live = false;
+  free_seq_slots_.push_back(it->second);
+  seq_index_.erase(it);
+}
+
+bool PagedKvManager::fork(SeqId parent_id, SeqId child_id) {
+  clock_ += 1;
+  if (seq_index_.count(child_id) != 0) {
+    throw std::logic_error("PagedKvManager: fork into existing sequence " + std::to_string(child_id));
+  }
+  find(parent_id);  // throws for an unknown parent
+  if (slot_bytes_ > obtainable_bytes()) return false;
+  make_free(slot_bytes_);
+  Seq& child = new_seq(child_id);  // may move seqs_: look the parent up again
+  free_bytes_ -= slot_bytes_;
+  live_slots_ += 1;
+  const Seq& parent = find(parent_id);
+  child.tokens = parent.tokens;
+  child.prompt_tokens = parent.prompt_tokens;
+  child.prefix_valid_tokens = parent.prefix_valid_tokens;
+  child.hash_block_tokens = parent.hash_block_tokens;
+  child.hashes = parent.hashes;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    child.tables[p] = parent.tables[p];
+    child.first[p] = parent.first[p];
+    for (size_t i = static_cast<size_t>(child.first[p]); i < child.tables[p].size(); ++i) add_ref(p, child.tables[p][i]);
+  }
+  return true;
+}
+
+int64_t PagedKvManager::sequence_bytes(SeqId id) const {
+  const Seq& seq = find(id);
+  int64_t bytes = slot_bytes_;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    bytes += (static_cast<int64_t>(seq.tables[p].size()) - seq.first[p]) * pools_[p].block_bytes;
+  }
+  return bytes;
+}
+
+int64_t PagedKvManager::sequence_blocks(SeqId id, int64_t pool) const {
+  const Seq& seq = find(id);
+  return static_cast<int64_t>(seq.tables[static_cast<size_t>(pool)].size()) - seq.first[static_cast<size_t>(pool)];
+}
+
+bool PagedKvManager::can_admit(int64_t tokens) const {
+  if (max_model_len_ > 0 && tokens > max_model_len_) return false;
+  int64_t need = slot_bytes_;
+  for (const Pool& pool : pools_) need += blocks_at(pool, tokens) * pool.block_bytes;
+  int64_t available = obtainable_bytes();
+  return need <= available && available - need >= watermark_bytes_;
+}
+
+KvUsage PagedKvManager::usage() const {
+  KvUsage u;
+  u.capacity_bytes = capacity_bytes_;
+  int64_t held = live_slots_ * slot_bytes_;
+  u.token_bytes = held;  // a live sequence's slot is state it uses
+  for (const Pool& pool : pools_) {
+    // Written slots at the pool's per-slot rate (exact: block_bytes / tokens_per_block is whole
+    // for every dtype but KIVI, where the remainder counts as internal fragmentation).
+    u.token_bytes += pool.filled_slots * pool.block_bytes / tokens_per_block_;
+    held += pool.held_blocks * pool.block_bytes;
+    u.cached_bytes += pool.cached_blocks * pool.block_bytes;
+  }
+  u.internal_fragmentation_bytes = held - u.token_bytes;
+  u.free_bytes = free_bytes_;
+  u.num_seqs = static_cast<int64_t>(seq_index_.size());
+  u.prefix_lookup_tokens = prefix_lookup_tokens_;
+  u.prefix_hit_tokens = prefix_hit_tokens_;
+  return u;
+}
+
+void PagedKvManager::corrupt_refcount_for_test(int64_t pool, int32_t block, int32_t delta) {
+  pools_[static_cast<size_t>(pool)].blocks[static_cast<size_t>(block)].refcount += delta;
+}
+
+void PagedKvManager::check_invariants() const {
+  const int64_t b = tokens_per_block_;
+  std::vector<std::vector<int32_t>> holders(pools_.size());
+  for (size_t p = 0; p < pools_.size(); ++p) holders[p].assign(pools_[p].blocks.size(), 0);
+  // Sequences: each table is exactly the span its length implies, and every held block's fill is
+  // what this sequence wrote there (copy-on-write keeps holders of one block in agreement).
+  int64_t live = 0;
+  for (size_t index = 0; index < seqs_.size(); ++index) {
+    const Seq& seq = seqs_[index];
+    if (!seq.live) continue;
+    live += 1;
+    auto it = seq_index_.find(seq.id);
+    if (it == seq_index_.end() || it->second != static_cast<int32_t>(index)) fail("sequence index of " + std::to_string(seq.id));
+    if (max_model_len_ > 0 && seq.tokens > max_model_len_) fail("sequence past max_model_len");
+    for (size_t p = 0; p < pools_.size(); ++p) {
+      const Pool& pool = pools_[p];
+      const std::vector<int32_t>& table = seq.tables[p];
+      Span s = span(pool, seq.first[p], seq.tokens);
+      if (s.lo != seq.first[p] || s.hi != static_cast<int64_t>(table.size())) {
+        fail("sequence " + std::to_string(seq.id) + " pool " + std::to_string(p) + " holds blocks [" +
+             std::to_string(seq.first[p]) + ", " + std::to_string(table.size()) + ") at " + std::to_string(seq.tokens) +
+             " tokens, span is [" + std::to_string(s.lo) + ", " + std::to_string(s.hi) + ")");
+      }
+      for (int64_t i = 0; i < s.hi; ++i) {
+        int32_t id = table[static_cast<size_t>(i)];
+        if (i < s.lo) {
+          if (id != -1) fail("block before the window still in the table");
+          continue;
+        }
+        if (id < 0 || static_cast<size_t>(id) >= pool.blocks.size()) fail("block id out of range");
+        holders[p][static_cast<size_t>(id)] += 1;
+        if (pool.blocks[static_cast<size_t>(id)].fill != view_fill(s, i)) {
+          fail("sequence " + std::to_string(seq.id) + " block " + std::to_string(i) + " fill " +
+               std::to_string(pool.blocks[static_cast<size_t>(id)].fill) + " != " + std::to_string(view_fill(s, i)));
+        }
+      }
+    }
+  }
+  if (live != static_cast<int64_t>(seq_index_.size()) || live != live_slots_) fail("live sequence count");
+  // Prefix tree: every node's blocks point back at it, are full, and their reference count agrees.
+  std::vector<std::vector<int32_t>> in_tree(pools_.size());
+  for (size_t p = 0; p < pools_.size(); ++p) in_tree[p].assign(pools_[p].blocks.size(), 0);
+  if (tree_) {
+    tree_->check_invariants();
+    tree_->for_each_node([&](int32_t node, std::span<const int32_t> ids) {
+      const size_t per_pool = ids.size() / pools_.size();
+      int32_t referenced = 0;
+      for (size_t k = 0; k < ids.size(); ++k) {
+        size_t p = k / per_pool;
+        const Block& block = pools_[p].blocks[static_cast<size_t>(ids[k])];
+        if (block.node != node) fail("block of node " + std::to_string(node) + " points elsewhere");
+        if (block.fill != b) fail("cached block not full");
+        in_tree[p][static_cast<size_t>(ids[k])] += 1;
+        if (block.refcount > 0) referenced += 1;
+      }
+      if (referenced != tree_->referenced_blocks(node)) fail("referenced_blocks of node " + std::to_string(node));
+    });
+  }
+  // Blocks: refcount == number of holding tables; free list == exactly the blocks no table and
+  // no node holds, each once; counters match; bytes tile the capacity.
+  int64_t used_bytes = live_slots_ * slot_bytes_;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const Pool& pool = pools_[p];
+    std::vector<int32_t> listed(pool.blocks.size(), 0);
+    for (int32_t id : pool.free_ids) {
+      if (id < 0 || static_cast<size_t>(id) >= pool.blocks.size()) fail("free id out of range");
+      if (++listed[static_cast<size_t>(id)] > 1) fail("block " + std::to_string(id) + " twice on the free list");
+    }
+    int64_t held = 0;
+    int64_t cached = 0;
+    int64_t filled = 0;
+    for (size_t id = 0; id < pool.blocks.size(); ++id) {
+      const Block& block = pool.blocks[id];
+      if (block.refcount != holders[p][id]) {
+        fail("pool " + std::to_string(p) + " block " + std::to_string(id) + " refcount " + std::to_string(block.refcount) +
+             " but " + std::to_string(holders[p][id]) + " holders");
+      }
+      if (in_tree[p][id] != (block.node != PrefixTree::kNoNode ? 1 : 0)) fail("block node field vs tree");
+      bool is_free = block.refcount == 0 && block.node == PrefixTree::kNoNode;
+      if (is_free != (listed[id] == 1)) fail("block " + std::to_string(id) + (is_free ? " free but not listed" : " listed but held"));
+      if (block.fill < 0 || block.fill > b || (is_free && block.fill != 0)) fail("block fill out of range");
+      if (block.refcount > 0) {
+        held += 1;
+        filled += block.fill;
+      } else if (!is_free) {
+        cached += 1;
+      }
+    }
+    if (held != pool.held_blocks || cached != pool.cached_blocks || filled != pool.filled_slots) {
+      fail("pool " + std::to_string(p) + " counters");
+    }
+    if (pool.max_blocks > 0) {
+      for (const Seq& seq : seqs_) {
+        if (seq.live && static_cast<int64_t>(seq.tables[p].size()) > pool.max_blocks) fail("eviction cap exceeded");
+      }
+    }
+    used_bytes += (held + cached) * pool.block_bytes;
+  }
+  if (free_bytes_ < 0) fail("negative free bytes");
+  if (used_bytes + free_bytes_ != capacity_bytes_) {
+    fail("bytes: used " + std::to_string(used_bytes) + " + free " + std::to_string(free_bytes_) + " != capacity " +
+         std::to_string(capacity_bytes_));
+  }
+}
+
+}  // namespace kvplan::sim

@@ -1,0 +1,470 @@
+// The event loop: arrivals (open loop, trace or closed-loop users) are routed to replicas, replicas
+// run steps, finished requests feed the metrics, samples record the state over time.
+#include "kvplan/sim/simulation.h"
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+#include "kvplan/core/kv_layout.h"
+#include "kvplan/sim/event_queue.h"
+#include "kvplan/sim/offload_tier.h"
+#include "kvplan/sim/replica.h"
+#include "kvplan/sim/router.h"
+
+namespace kvplan::sim {
+
+namespace {
+
+bool is_reservation(KvPolicy p) { return p != KvPolicy::kPaged; }
+
+void check_config(const SimulationConfig& c) {
+  const SchedulerKind k = c.scheduler.kind;
+  if ((k == SchedulerKind::kStatic || k == SchedulerKind::kOrca) && !is_reservation(c.kv_policy)) {
+    throw ConfigError(fmt::format("scheduler: '{}' reserves contiguous memory per request; kv-policy={} "
+                                  "must be max-length, pow2 or oracle",
+                                  scheduler_kind_name(k), kv_policy_name(c.kv_policy)));
+  }
+  if ((k == SchedulerKind::kVllm || k == SchedulerKind::kSglang) && is_reservation(c.kv_policy)) {
+    throw ConfigError(fmt::format("scheduler: '{}' pages its KV cache; kv-policy={} must be paged",
+                                  scheduler_kind_name(k), kv_policy_name(c.kv_policy)));
+  }
+  if ((k == SchedulerKind::kStatic || k == SchedulerKind::kOrca) && c.scheduler.chunked_prefill) {
+    throw ConfigError(fmt::format("scheduler: '{}' prefills whole prompts; chunked-prefill must be off",
+                                  scheduler_kind_name(k)));
+  }
+  if (k == SchedulerKind::kStatic && c.scheduler.spec.draft_tokens > 0) {
+    throw ConfigError("scheduler: speculative decoding needs a continuous-batching scheduler (orca, vllm, sglang), not static");
+  }
+  if (c.prefix_caching && is_reservation(c.kv_policy)) {
+    throw ConfigError(fmt::format("prefix-caching: needs kv-policy=paged, got {}", kv_policy_name(c.kv_policy)));
+  }
+  const ClusterConfig& cl = c.cluster;
+  if (cl.prefill_replicas < 0 || cl.decode_replicas < 0 || (cl.prefill_replicas > 0) != (cl.decode_replicas > 0)) {
+    throw ConfigError(fmt::format("cluster: prefill-replicas={} and decode-replicas={} must both be > 0 "
+                                  "(disaggregated) or both 0", cl.prefill_replicas, cl.decode_replicas));
+  }
+  if (cl.prefill_replicas == 0 && cl.replicas < 1) {
+    throw ConfigError(fmt::format("cluster: replicas={} must be >= 1", cl.replicas));
+  }
+  if (c.sample_interval_ns <= 0) {
+    throw ConfigError(fmt::format("sample-interval: {} ns must be > 0", c.sample_interval_ns));
+  }
+  if (c.workload.kind == WorkloadKind::kClosedLoop && c.workload.horizon_ns <= 0 &&
+      c.workload.closed.requests_per_user <= 0) {
+    throw ConfigError("workload: closed-loop users need a horizon (duration) or requests per user");
+  }
+  if (c.workload.kind == WorkloadKind::kTrace && c.workload.trace_path.empty()) {
+    throw ConfigError("workload: trace needs a file path");
+  }
+}
+
+// Rows of a trace, for the progress bar only (header and comment lines skipped).
+int64_t count_rows(const std::string& path) {
+  std::ifstream in(path);
+  int64_t n = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != '#' && line[0] != '\r') ++n;
+  }
+  TraceFormat f = detect_trace_format(path);
+  if (f == TraceFormat::kAzureCsv || f == TraceFormat::kNativeCsv) --n;
+  return std::max<int64_t>(n, 1);
+}
+
+// An explicit list of requests, in arrival order.
+class ListSource : public RequestSource {
+ public:
+  explicit ListSource(const std::vector<RequestSpec>& requests) : requests_(requests) {}
+  std::optional<RequestSpec> next() override {
+    if (next_ >= requests_.size()) return std::nullopt;
+    const RequestSpec& r = requests_[next_];
+    if (next_ > 0 && r.arrival_ns < requests_[next_ - 1].arrival_ns) {
+      throw ConfigError(fmt::format("workload: request {} arrives at {} ns, before the previous one; "
+                                    "requests must be in arrival order", r.id, r.arrival_ns));
+    }
+    ++next_;
+    return r;
+  }
+  std::string describe() const override { return fmt::format("{} listed requests", requests_.size()); }
+
+ private:
+  const std::vector<RequestSpec>& requests_;
+  size_t next_ = 0;
+};
+
+// A prefill -> decode KV transfer in flight.
+struct Transfer {
+  PrefilledRequest request;
+  int32_t from = 0;
+  int32_t to = 0;
+};
+
+class Loop {
+ public:
+  Loop(const SimulationConfig& config, const RunHooks& hooks) : cfg_(config), hooks_(hooks), metrics_(config.slo) {}
+
+  SimulationResult run();
+
+ private:
+  void build();
+  void kick(int32_t replica);
+  void on_arrival(RequestSpec request);
+  void on_step_done(int32_t replica);
+  void on_transfer_done(int64_t index);
+  void sample();
+  void schedule_next_open_arrival();
+  void progress();
+
+  const SimulationConfig& cfg_;
+  const RunHooks& hooks_;
+  SimulationResult result_;
+  MetricsCollector metrics_;
+  EventQueue queue_;
+  std::unique_ptr<KvLayout> layout_;
+  std::unique_ptr<StepCostModel> cost_;
+  StepTimer* timer_ = nullptr;
+  std::vector<std::unique_ptr<HostOffloadTier>> tiers_;
+  std::vector<Replica> replicas_;
+  std::unique_ptr<Router> router_;
+  int32_t num_prefill_ = 0;  // disaggregated: replicas [0, P) prefill, [P, P + D) decode
+  bool disaggregated_ = false;
+  double link_bytes_per_s_ = 0;
+  std::vector<TimeNs> link_free_ns_;
+  std::vector<Transfer> transfers_;
+  std::vector<int64_t> free_transfers_;
+
+  std::unique_ptr<RequestSource> source_;
+  std::optional<RequestSpec> next_arrival_;
+  std::unique_ptr<ClosedLoopUsers> users_;
+  std::vector<std::optional<RequestSpec>> user_pending_;
+  int64_t expected_requests_ = 0;
+  int64_t finished_ = 0;
+  int64_t last_progress_pct_ = -1;
+  int64_t active_ = 0;
+  bool stopped_ = false;
+};
+
+void Loop::build() {
+  check_config(cfg_);
+  result_.plan = plan_memory(cfg_.model, cfg_.gpu, cfg_.scheme, cfg_.parallel, cfg_.serving);
+  const MemoryPlan& plan = result_.plan;
+  if (!plan.fits && cfg_.kv_capacity_bytes <= 0) {
+    std::string why = plan.problems.empty() ? std::string("no KV budget") : plan.problems.front();
+    throw ConfigError(fmt::format("scenario: {} on {} does not fit: {}", cfg_.model.name, cfg_.gpu.name, why));
+  }
+  layout_ = std::make_unique<KvLayout>(build_kv_layout(cfg_.model, cfg_.scheme, cfg_.parallel, plan.pipeline_stage));
+  int64_t capacity = cfg_.kv_capacity_bytes;
+  if (capacity <= 0) {
+    capacity = cfg_.kv_policy == KvPolicy::kPaged ? plan.num_blocks * plan.block_bytes : plan.kv_budget_bytes;
+  }
+  result_.kv_capacity_bytes = capacity;
+
+  SchedulerConfig sched = cfg_.scheduler;
+  if (sched.max_num_seqs <= 0) sched.max_num_seqs = plan.max_num_seqs;
+  if (sched.max_num_batched_tokens <= 0) sched.max_num_batched_tokens = plan.max_num_batched_tokens;
+  if (sched.max_model_len <= 0) sched.max_model_len = plan.max_model_len;
+  if (!sched.chunked_prefill) sched.max_num_batched_tokens = std::max(sched.max_num_batched_tokens, sched.max_model_len);
+  if (sched.kind == SchedulerKind::kStatic) sched.max_num_batched_tokens = std::numeric_limits<int32_t>::max();
+  validate(sched);
+
+  PerfProfile profile = cfg_.profile ? *cfg_.profile : PerfProfile::datasheet_default(cfg_.gpu);
+  if (cfg_.step_timer) {
+    timer_ = cfg_.step_timer.get();
+    result_.cost_sources.push_back("step times from a substituted StepTimer (not the cost model)");
+  } else {
+    cost_ = std::make_unique<StepCostModel>(cfg_.model, cfg_.gpu, cfg_.scheme, cfg_.parallel, profile, cfg_.cost);
+    timer_ = cost_.get();
+    result_.cost_sources = cost_->sources();
+  }
+
+  disaggregated_ = cfg_.cluster.prefill_replicas > 0;
+  num_prefill_ = disaggregated_ ? cfg_.cluster.prefill_replicas : 0;
+  const int32_t total = disaggregated_ ? cfg_.cluster.prefill_replicas + cfg_.cluster.decode_replicas : cfg_.cluster.replicas;
+  double pcie = cfg_.offload.pcie_bytes_per_s > 0 ? cfg_.offload.pcie_bytes_per_s : cfg_.gpu.pcie_bytes_per_s;
+  for (int32_t i = 0; i < total; ++i) {
+    KvManagerConfig kc;
+    kc.policy = cfg_.kv_policy;
+    kc.capacity_bytes = capacity;
+    kc.layout = layout_.get();
+    kc.max_model_len = sched.max_model_len;
+    kc.watermark = cfg_.watermark;
+    kc.prefix_caching = cfg_.prefix_caching;
+    HostOffloadTier* tier = nullptr;
+    if (cfg_.offload.host_bytes > 0) {
+      OffloadTierConfig oc;
+      oc.host_capacity_bytes = cfg_.offload.host_bytes;
+      oc.host_bandwidth_bytes_per_s = pcie;
+      tiers_.push_back(std::make_unique<HostOffloadTier>(oc));
+      tier = tiers_.back().get();
+    }
+    ReplicaSetup setup;
+    setup.index = i;
+    setup.role = !disaggregated_ ? ReplicaRole::kUnified : (i < num_prefill_ ? ReplicaRole::kPrefill : ReplicaRole::kDecode);
+    setup.scheduler = sched;
+    setup.cache_prefixes = cfg_.prefix_caching;
+    setup.layout = layout_.get();
+    setup.seed = cfg_.seed;
+    replicas_.emplace_back(setup, make_kv_manager(kc), timer_, tier);
+  }
+  router_ = std::make_unique<Router>(cfg_.cluster.router);
+  link_bytes_per_s_ = cfg_.cluster.kv_link_bytes_per_s > 0 ? cfg_.cluster.kv_link_bytes_per_s
+                      : cfg_.gpu.interconnect_bytes_per_s > 0 ? cfg_.gpu.interconnect_bytes_per_s
+                                                               : cfg_.gpu.pcie_bytes_per_s;
+  link_free_ns_.assign(static_cast<size_t>(total), 0);
+
+  // The run's seed drives every random choice: arrivals, lengths, users, speculative acceptance.
+  const WorkloadConfig& w = cfg_.workload;
+  switch (w.kind) {
+    case WorkloadKind::kOpenLoop: {
+      OpenLoopSpec spec = w.open;
+      spec.seed = cfg_.seed;
+      source_ = make_open_loop_source(spec);
+      expected_requests_ = w.open.num_requests;
+      break;
+    }
+    case WorkloadKind::kTrace:
+      source_ = open_trace(w.trace_path, w.trace);
+      expected_requests_ = w.trace.max_requests > 0 ? w.trace.max_requests : count_rows(w.trace_path);
+      break;
+    case WorkloadKind::kList:
+      source_ = std::make_unique<ListSource>(w.requests);
+      expected_requests_ = static_cast<int64_t>(w.requests.size());
+      break;
+    case WorkloadKind::kClosedLoop: {
+      ConversationSpec spec = w.closed;
+      spec.seed = cfg_.seed;
+      users_ = std::make_unique<ClosedLoopUsers>(spec);
+      user_pending_.resize(static_cast<size_t>(users_->num_users()));
+      for (int32_t u = 0; u < users_->num_users(); ++u) {
+        RequestSpec r = users_->first_request(u);
+        TimeNs at = r.arrival_ns;
+        user_pending_[static_cast<size_t>(u)] = std::move(r);
+        queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
+      }
+      break;
+    }
+  }
+  result_.notes.push_back(fmt::format("KV capacity per replica: {} bytes ({}), {}", capacity,
+                                      kv_policy_name(cfg_.kv_policy), cfg_.scheme.describe()));
+  result_.notes.push_back(fmt::format("scheduler {}: max_num_seqs={}, max_num_batched_tokens={}, max_model_len={}{}",
+                                      scheduler_kind_name(sched.kind), sched.max_num_seqs,
+                                      sched.max_num_batched_tokens, sched.max_model_len,
+                                      sched.chunked_prefill ? ", chunked prefill" : ""));
+}
+
+void Loop::schedule_next_open_arrival() {
+  if (!source_) return;
+  next_arrival_ = source_->next();
+  if (next_arrival_) {
+    queue_.push(Event{.time_ns = next_arrival_->arrival_ns, .kind = EventKind::kArrival, .target = 0, .payload = next_arrival_->id});
+  }
+}
+
+void Loop::kick(int32_t replica) {
+  Replica& r = replicas_[static_cast<size_t>(replica)];
+  if (r.busy()) return;
+  TimeNs end = r.start_step(queue_.now());
+  if (end == kNever) return;
+  if (cfg_.check_invariants) r.kv().check_invariants();
+  queue_.push(Event{.time_ns = end, .kind = EventKind::kStepDone, .target = replica, .payload = 0});
+  if (hooks_.on_step) hooks_.on_step(StepLog{replica, queue_.now(), end, r.planned()});
+}
+
+void Loop::on_arrival(RequestSpec request) {
+  if (request.total_tokens() > replicas_.front().setup().scheduler.max_model_len) {
+    metrics_.add_rejected();
+    ++finished_;
+    return;
+  }
+  const int32_t first = 0;
+  const int32_t count = disaggregated_ ? num_prefill_ : static_cast<int32_t>(replicas_.size());
+  int32_t target = router_->pick(replicas_, first, count, request);
+  ++active_;
+  result_.peak_active_requests = std::max(result_.peak_active_requests, active_);
+  replicas_[static_cast<size_t>(target)].enqueue(std::move(request), queue_.now());
+  kick(target);
+}
+
+void Loop::on_step_done(int32_t replica) {
+  std::vector<Completion> done;
+  replicas_[static_cast<size_t>(replica)].finish_step(queue_.now(), done);
+  ++result_.steps;
+  if (cfg_.check_invariants) replicas_[static_cast<size_t>(replica)].kv().check_invariants();
+  for (Completion& c : done) {
+    switch (c.kind) {
+      case Completion::Kind::kRejected:
+        metrics_.add_rejected();
+        --active_;
+        ++finished_;
+        break;
+      case Completion::Kind::kFinished: {
+        metrics_.record(c.record);
+        if (hooks_.on_request) hooks_.on_request(c.record);
+        --active_;
+        ++finished_;
+        if (users_ && c.record.user >= 0) {
+          auto next = users_->next_request(c.record.user, queue_.now());
+          if (next) {
+            TimeNs at = std::max(next->arrival_ns, queue_.now());
+            next->arrival_ns = at;
+            user_pending_[static_cast<size_t>(c.record.user)] = std::move(next);
+            queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = c.record.user, .payload = 0});
+          }
+        }
+        break;
+      }
+      case Completion::Kind::kPrefilled: {
+        int64_t index;
+        if (!free_transfers_.empty()) {
+          index = free_transfers_.back();
+          free_transfers_.pop_back();
+        } else {
+          index = static_cast<int64_t>(transfers_.size());
+          transfers_.emplace_back();
+        }
+        Transfer& t = transfers_[static_cast<size_t>(index)];
+        t.from = replica;
+        t.to = router_->pick_least_outstanding(replicas_, num_prefill_, cfg_.cluster.decode_replicas);
+        t.request.spec = std::move(c.spec);
+        t.request.record = c.record;
+        t.request.kv_tokens = c.kv_tokens;
+        TimeNs start = std::max(queue_.now(), link_free_ns_[static_cast<size_t>(replica)]);
+        TimeNs end = start + seconds_to_ns(static_cast<double>(c.kv_bytes) / link_bytes_per_s_);
+        link_free_ns_[static_cast<size_t>(replica)] = end;
+        queue_.push(Event{.time_ns = end, .kind = EventKind::kKvTransferDone, .target = replica, .payload = index});
+        break;
+      }
+    }
+  }
+  kick(replica);
+  progress();
+}
+
+void Loop::on_transfer_done(int64_t index) {
+  Transfer& t = transfers_[static_cast<size_t>(index)];
+  replicas_[static_cast<size_t>(t.from)].release_transferred(t.request.spec.id);
+  replicas_[static_cast<size_t>(t.to)].enqueue_prefilled(std::move(t.request), queue_.now());
+  int32_t from = t.from, to = t.to;
+  t = Transfer{};
+  free_transfers_.push_back(index);
+  kick(to);
+  kick(from);
+}
+
+void Loop::sample() {
+  TimeSeriesRow row;
+  row.time_ns = queue_.now();
+  int64_t lookups = 0, hits = 0;
+  for (const Replica& r : replicas_) {
+    KvUsage u = r.usage();
+    row.kv_token_bytes += u.token_bytes;
+    row.kv_allocated_bytes += u.allocated_bytes();
+    row.kv_reserved_bytes += u.reserved_bytes;
+    row.kv_internal_fragmentation_bytes += u.internal_fragmentation_bytes;
+    row.kv_external_fragmentation_bytes += u.external_fragmentation_bytes;
+    row.kv_cached_bytes += u.cached_bytes;
+    row.kv_capacity_bytes += u.capacity_bytes;
+    lookups += u.prefix_lookup_tokens;
+    hits += u.prefix_hit_tokens;
+    row.running += r.running();
+    row.waiting += r.waiting();
+    row.swapped += r.swapped();
+    row.preemptions += r.stats().preemptions;
+    row.batch_tokens += r.stats().batch_tokens;
+    row.batch_seqs += r.stats().batch_seqs;
+  }
+  for (const auto& t : tiers_) row.host_kv_bytes += t->used_bytes();
+  row.prefix_hit_rate = lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
+  result_.timeseries.push_back(row);
+}
+
+void Loop::progress() {
+  if (!hooks_.on_progress) return;
+  double fraction = 0;
+  if (cfg_.workload.kind == WorkloadKind::kClosedLoop && cfg_.workload.horizon_ns > 0) {
+    fraction = static_cast<double>(queue_.now()) / static_cast<double>(cfg_.workload.horizon_ns);
+  } else if (expected_requests_ > 0) {
+    fraction = static_cast<double>(finished_) / static_cast<double>(expected_requests_);
+  }
+  int64_t pct = static_cast<int64_t>(std::clamp(fraction, 0.0, 1.0) * 100);
+  if (pct != last_progress_pct_) {
+    last_progress_pct_ = pct;
+    hooks_.on_progress(std::clamp(fraction, 0.0, 1.0));
+  }
+}
+
+SimulationResult Loop::run() {
+  build();
+  schedule_next_open_arrival();
+  queue_.push(Event{.time_ns = 0, .kind = EventKind::kSample, .target = 0, .payload = 0});
+  if (cfg_.workload.horizon_ns > 0) {
+    queue_.push(Event{.time_ns = cfg_.workload.horizon_ns, .kind = EventKind::kStop, .target = 0, .payload = 0});
+  }
+  while (!queue_.empty() && !stopped_) {
+    Event e = queue_.pop();
+    ++result_.events;
+    switch (e.kind) {
+      case EventKind::kArrival: {
+        RequestSpec r = std::move(*next_arrival_);
+        schedule_next_open_arrival();
+        on_arrival(std::move(r));
+        break;
+      }
+      case EventKind::kUserReturn: {
+        auto& pending = user_pending_[static_cast<size_t>(e.target)];
+        RequestSpec r = std::move(*pending);
+        pending.reset();
+        on_arrival(std::move(r));
+        break;
+      }
+      case EventKind::kStepDone: on_step_done(e.target); break;
+      case EventKind::kKvTransferDone: on_transfer_done(e.payload); break;
+      case EventKind::kSample:
+        sample();
+        // Keep sampling while anything else is pending (the stop event does not count).
+        // Requests stuck with nothing pending can never move again: they end as unfinished.
+        if (queue_.size() > (cfg_.workload.horizon_ns > 0 ? 1u : 0u)) {
+          queue_.push(Event{.time_ns = queue_.now() + cfg_.sample_interval_ns, .kind = EventKind::kSample, .target = 0, .payload = 0});
+        }
+        break;
+      case EventKind::kStop: stopped_ = true; break;
+    }
+  }
+  result_.end_ns = queue_.now();
+  int64_t lookups = 0, hits = 0;
+  for (const Replica& r : replicas_) {
+    KvUsage u = r.kv().usage();
+    lookups += u.prefix_lookup_tokens;
+    hits += u.prefix_hit_tokens;
+  }
+  double hit_rate = lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
+  result_.summary = metrics_.summarize(active_, hit_rate);
+  if (cost_) {
+    result_.cost_memo_hits = cost_->memo_hits();
+    result_.cost_memo_misses = cost_->memo_misses();
+  }
+  return std::move(result_);
+}
+
+}  // namespace
+
+SimulationConfig default_simulation_config(ModelConfig model, GpuSpec gpu) {
+  SimulationConfig c;
+  c.model = std::move(model);
+  c.gpu = std::move(gpu);
+  c.scheduler.max_num_seqs = 0;
+  c.scheduler.max_num_batched_tokens = 0;
+  c.scheduler.max_model_len = 0;
+  return c;
+}
+
+SimulationResult run_simulation(const SimulationConfig& config, const RunHooks& hooks) {
+  Loop loop(config, hooks);
+  return loop.run();
+}
+
+}  // namespace kvplan::sim

@@ -1,0 +1,112 @@
+// End-to-end tests of `kvplan simulate` and `kvplan capacity`: files, determinism, bad input.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "run_cli.h"
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using Result = kvplan::testing::CliResult;
+using kvplan::testing::expect_bad_input;
+
+Result run(const std::string& args) { return kvplan::testing::run_cli(args); }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+
+// The JSON document in stdout; the speed line on stderr may come before or after it.
+nlohmann::json json_of(const std::string& out) {
+  size_t begin = out.find('{');
+  return nlohmann::json::parse(out.substr(begin, out.rfind('}') - begin + 1));
+}
+
+const std::string kTrace = std::string(KVPLAN_SOURCE_DIR) + "/data/traces/azure_llm_2023_conv.csv";
+
+TEST(SimCli, SameSeedGivesByteIdenticalFiles) {
+  const std::string a = ::testing::TempDir() + "kvplan_sim_a";
+  const std::string b = ::testing::TempDir() + "kvplan_sim_b";
+  const std::string args = " --trace " + kTrace + " --max-requests 800 --time-scale 0.05 --seed 3 --slo-ttft-ms 2000";
+  Result ra = run("simulate --out " + a + args);
+  Result rb = run("simulate --out " + b + args);
+  ASSERT_EQ(ra.status, 0) << ra.out;
+  ASSERT_EQ(rb.status, 0) << rb.out;
+  for (const char* f : {"/summary.json", "/requests.csv", "/timeseries.csv"}) {
+    std::string x = slurp(a + f), y = slurp(b + f);
+    EXPECT_FALSE(x.empty()) << f;
+    EXPECT_EQ(x, y) << f;
+  }
+  nlohmann::json s = nlohmann::json::parse(slurp(a + "/summary.json"));
+  EXPECT_EQ(s["summary"]["finished"].get<int>(), 800);
+  // requests.csv: a header and one row per finished request.
+  std::string csv = slurp(a + "/requests.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 801);
+}
+
+TEST(SimCli, SeedChangesAPoissonWorkload) {
+  Result a = run("simulate --json --rate 20 --num-requests 200 --seed 1");
+  Result b = run("simulate --json --rate 20 --num-requests 200 --seed 2");
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(b.status, 0) << b.out;
+  auto ja = json_of(a.out);
+  auto jb = json_of(b.out);
+  EXPECT_NE(ja["summary"]["ttft_ms"]["p90"], jb["summary"]["ttft_ms"]["p90"]);
+}
+
+TEST(SimCli, TextOutputNamesTheSetupAndLatencies) {
+  Result r = run("simulate --rate 5 --num-requests 100 --slo-ttft-ms 1000");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* f : {"Llama-3.1-8B", "scheduler vllm", "TTFT", "TPOT", "SLO (p90 TTFT <= 1000 ms)", "datasheet"}) {
+    EXPECT_NE(r.out.find(f), std::string::npos) << f << "\n" << r.out;
+  }
+}
+
+TEST(SimCli, CapacitySearchIsReproducible) {
+  const std::string args = "capacity --json --prompt-lengths fixed:512 --output-lengths fixed:64 --num-requests 200 "
+                           "--slo-ttft-ms 500 --tolerance 0.1";
+  Result a = run(args);
+  Result b = run(args);
+  ASSERT_EQ(a.status, 0) << a.out;
+  EXPECT_EQ(a.out, b.out);
+  auto j = nlohmann::json::parse(a.out);
+  EXPECT_GT(j["best"].get<double>(), 0);
+  EXPECT_GT(j["first_failing"].get<double>(), j["best"].get<double>());
+  EXPECT_TRUE(j["at_best"]["meets_slo"].get<bool>());
+}
+
+TEST(SimCli, BadInputExitsWithStatus2) {
+  expect_bad_input("simulate --scheduler fifo", {"scheduler", "fifo", "static, orca, vllm, sglang"});
+  expect_bad_input("simulate --scheduler static --kv-policy paged", {"kv-policy=paged", "max-length"});
+  expect_bad_input("simulate --rate 0", {"--rate=0", "must be in"});
+  expect_bad_input("simulate --rate abc", {"--rate=abc", "number"});
+  expect_bad_input("simulate --trace /nonexistent/trace.csv", {"/nonexistent/trace.csv"});
+  expect_bad_input("simulate --prompt-lengths lognormal:x", {"prompt-lengths"});
+  expect_bad_input("simulate --preemption swap", {"--swap-space"});
+  expect_bad_input("simulate --spec-acceptance 1.5", {"spec-acceptance", "1.5"});
+  expect_bad_input("simulate --router random", {"router", "random"});
+  expect_bad_input("simulate --prefill-replicas 1", {"prefill-replicas=1", "decode-replicas=0"});
+  expect_bad_input("simulate --users 4 --trace " + kTrace, {"--trace and --users"});
+  expect_bad_input("capacity --rate 1", {"SLO"});
+  expect_bad_input("simulate --bogus 1", {"bogus"});
+}
+
+TEST(SimCli, BadTraceRowNamesLineAndField) {
+  const std::string path = ::testing::TempDir() + "bad_trace.csv";
+  std::ofstream(path) << "arrival_s,prompt_tokens,output_tokens\n0.0,10,5\n0.5,-3,5\n";
+  expect_bad_input("simulate --trace " + path, {"line 3", "prompt_tokens"});
+}
+
+}  // namespace

@@ -1,0 +1,301 @@
+// The operator list of one engine step (step_ops.h). Every expectation is hand-computed; the
+// arithmetic is in the comment beside it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "kvplan/core/kv_layout.h"
+#include "kvplan/core/presets.h"
+#include "kvplan/core/step_ops.h"
+
+namespace kvplan {
+namespace {
+
+constexpr int64_t kNoCap = std::numeric_limits<int64_t>::max();
+
+// The first op named `name` (optionally in layer type `type`).
+const StepOp& op(const StepOps& ops, const std::string& name, int type = -2) {
+  for (const StepOp& o : ops.ops) {
+    if (name == o.name && (type == -2 || o.layer_type == type)) return o;
+  }
+  ADD_FAILURE() << "no op " << name;
+  static StepOp none;
+  return none;
+}
+bool has_op(const StepOps& ops, const std::string& name) {
+  for (const StepOp& o : ops.ops) {
+    if (name == o.name) return true;
+  }
+  return false;
+}
+
+struct Fixture {
+  Fixture(const char* model_id, int tp = 1, KvScheme s = {})
+      : model(resolve_model(model_id)), scheme(s), parallel{tp, 1},
+        layout(build_kv_layout(model, scheme, parallel)), builder(layout) {}
+  StepOps build(StepOpsOptions o = {}) { return build_step_ops(model, layout, parallel, builder.shape(), o); }
+  ModelConfig model;
+  KvScheme scheme;
+  Parallelism parallel;
+  KvLayout layout;
+  StepShapeBuilder builder;
+};
+
+TEST(StepOpsPairs, CausalPairsClosedForm) {
+  EXPECT_EQ(causal_pairs(0, 4, kNoCap), 10);     // 1+2+3+4 = 4·(0 + 5/2)
+  EXPECT_EQ(causal_pairs(10, 4, kNoCap), 50);    // 11+12+13+14 = 4·(10 + 5/2)
+  EXPECT_EQ(causal_pairs(10, 4, 12), 47);        // 11+12+12+12
+  EXPECT_EQ(causal_pairs(10, 4, 5), 20);         // 4·5: every query sees the full window
+  EXPECT_EQ(causal_pairs(0, 0, kNoCap), 0);
+  // brute force over small cases
+  for (int64_t ctx = 0; ctx < 20; ++ctx) {
+    for (int64_t c = 0; c < 20; ++c) {
+      for (int64_t cap : {int64_t{1}, int64_t{7}, int64_t{16}, kNoCap}) {
+        int64_t sum = 0;
+        for (int64_t p = ctx + 1; p <= ctx + c; ++p) sum += std::min(p, cap);
+        ASSERT_EQ(causal_pairs(ctx, c, cap), sum) << ctx << " " << c << " " << cap;
+      }
+    }
+  }
+}
+
+TEST(StepOpsLlama, QkvGemmFlopsAndBytes) {
+  Fixture f("llama-3.1-8b");
+  f.builder.add_prefill(0, 100, true);
+  f.builder.add_decode(500);
+  StepOps ops = f.build();
+  // T = 100 + 1 = 101; N = 32·128 + 8·(128+128) = 6144; flops = 2·T·4096·6144
+  const StepOp& qkv = op(ops, "qkv_proj");
+  EXPECT_DOUBLE_EQ(qkv.flops, 2.0 * 101 * 4096 * 6144);
+  // weights 4096·6144·2 B + activations in 101·4096·2 + out 101·6144·2
+  EXPECT_DOUBLE_EQ(qkv.bytes, 4096.0 * 6144 * 2 + 101.0 * (4096 + 6144) * 2);
+  EXPECT_EQ(qkv.repeat, 32);
+  ASSERT_EQ(ops.types.size(), 1u);
+  EXPECT_EQ(ops.types[0].count, 32);
+  // o_proj: 2·T·(32·128)·4096
+  EXPECT_DOUBLE_EQ(op(ops, "o_proj").flops, 2.0 * 101 * 4096 * 4096);
+  // gated MLP, gate and up fused: 2·T·4096·(2·14336); down 2·T·14336·4096
+  EXPECT_DOUBLE_EQ(op(ops, "gate_up_proj").flops, 2.0 * 101 * 4096 * 28672);
+  EXPECT_DOUBLE_EQ(op(ops, "down_proj").flops, 2.0 * 101 * 14336 * 4096);
+  // LM head over the 2 emitting rows: 2·2·4096·128256 (vocab already a multiple of 64)
+  EXPECT_DOUBLE_EQ(op(ops, "lm_head").flops, 2.0 * 2 * 4096 * 128256);
+  EXPECT_FALSE(has_op(ops, "attn_all_reduce"));  // tp = 1
+}
+
+TEST(StepOpsLlama, DecodeAttentionFromTheActualMix) {
+  Fixture f("llama-3.1-8b");
+  f.builder.add_decode(100);
+  f.builder.add_decode(3000);
+  StepOps ops = f.build();
+  // held tokens attended: (100+1) + (3000+1) = 3102; KV bytes per token per layer 2·8·128·2 = 4096
+  const StepOp& a = op(ops, "attention_decode");
+  // Q read + O write: 2 seqs · 32 heads · (128+128) · 2 B = 32,768; KV: 3102 · 4096 = 12,705,792
+  EXPECT_DOUBLE_EQ(a.bytes, 32768.0 + 3102.0 * 4096);
+  // flops: 2 · 1 query · 3102 keys · 32 heads · (128 + 128) = 50,823,168
+  EXPECT_DOUBLE_EQ(a.flops, 50823168.0);
+  // the longest sequence: 3001 tokens · 4096 B; split over 8 KV heads · kDecodeMaxSplits CTAs
+  EXPECT_DOUBLE_EQ(a.critical_bytes, 3001.0 * 4096);
+  EXPECT_EQ(a.critical_ctas, 8 * kDecodeMaxSplits);
+  EXPECT_FALSE(has_op(ops, "attention_prefill"));
+  // KV write: read 2 tokens · 8·256 bf16 elements, write 2 · 4096 B
+  EXPECT_DOUBLE_EQ(op(ops, "kv_write").bytes, 2.0 * 2048 * 2 + 2.0 * 4096);
+}
+
+TEST(StepOpsLlama, PrefillPairsAndCachedPrefix) {
+  Fixture f("llama-3.1-8b");
+  f.builder.add_prefill(1000, 512, true);  // 1000 cached prefix tokens, 512 new
+  const GroupStepWork& w = f.builder.shape().groups[0];
+  EXPECT_EQ(w.prefill_pairs, 512 * 1000 + 512 * 513 / 2);  // c·ctx + c(c+1)/2 = 643,328
+  EXPECT_EQ(w.prefill_kv_tokens, 1512);
+  StepOps ops = f.build();
+  // 2 · pairs · 32 heads · 256
+  EXPECT_DOUBLE_EQ(op(ops, "attention_prefill").flops, 2.0 * 643328 * 32 * 256);
+  // Q+O: 512·32·256·2 B; KV read: 1512 · 4096 B
+  EXPECT_DOUBLE_EQ(op(ops, "attention_prefill").bytes, 512.0 * 32 * 256 * 2 + 1512.0 * 4096);
+}
+
+TEST(StepOpsLlama, TensorParallelHalvesTheShardAndAddsAllReduces) {
+  Fixture f("llama-3.1-8b", 2);
+  f.builder.add_decode(100);
+  f.builder.add_decode(200);
+  StepOps ops = f.build();
+  // N per GPU = 16·128 + 4·256 = 3072: half of 6144
+  EXPECT_DOUBLE_EQ(op(ops, "qkv_proj").flops, 2.0 * 2 * 4096 * 3072);
+  EXPECT_DOUBLE_EQ(op(ops, "gate_up_proj").flops, 2.0 * 2 * 4096 * 14336);
+  // ring all-reduce: 2·(2−1)/2 · T·4096·2 B = 2·4096·2 · 1 = 16,384 for T = 2
+  EXPECT_DOUBLE_EQ(op(ops, "attn_all_reduce").bytes, 16384.0);
+  EXPECT_DOUBLE_EQ(op(ops, "mlp_all_reduce").bytes, 16384.0);
+  EXPECT_EQ(op(ops, "mlp_all_reduce").stream, Stream::kComm);
+  // KV per GPU halves: 4 heads · 256 · 2 B = 2048 per token; (101 + 201) · 2048
+  EXPECT_DOUBLE_EQ(op(ops, "attention_decode").bytes, 2.0 * 16 * 256 * 2 + 302.0 * 2048);
+  // LM head over the vocabulary shard: 128256 / 2 = 64128 columns; logits gather over the comm stream
+  EXPECT_DOUBLE_EQ(op(ops, "lm_head").flops, 2.0 * 2 * 4096 * 64128);
+  EXPECT_TRUE(has_op(ops, "logits_gather"));
+}
+
+TEST(StepOpsLlama, WeightFormatSetsWeightBytes) {
+  Fixture f("llama-3.1-8b");
+  f.builder.add_decode(10);
+  StepOpsOptions o;
+  o.weights = WeightFormat{DType::kInt4, 128, false};
+  StepOps ops = f.build(o);
+  // 4096·6144 / 2 packed + 6144 rows · 32 groups · 2 B scale = 12,582,912 + 393,216; act (4096+6144)·2
+  EXPECT_DOUBLE_EQ(op(ops, "qkv_proj").bytes, 12976128.0 + 10240.0 * 2);
+  EXPECT_EQ(op(ops, "qkv_proj").dtype, DType::kBF16);  // W4A16
+  o.weights = WeightFormat{DType::kFp8E4M3};
+  ops = f.build(o);
+  EXPECT_DOUBLE_EQ(op(ops, "qkv_proj").bytes, 4096.0 * 6144 + 6144 * 4 + 10240.0 * 2);
+  EXPECT_EQ(op(ops, "qkv_proj").dtype, DType::kFp8E4M3);  // W8A8
+}
+
+TEST(StepOpsLlama, Fp8KvWriteUsesSchemeBytes) {
+  KvScheme s;
+  s.kv_dtype = DType::kFp8E4M3;
+  Fixture f("llama-3.1-8b", 1, s);
+  f.builder.add_decode(100);
+  StepOps ops = f.build();
+  // read 1 token · 2048 bf16 elements (4096 B), write 8·256·1 B = 2048 B
+  EXPECT_DOUBLE_EQ(op(ops, "kv_write").bytes, 4096.0 + 2048.0);
+  EXPECT_DOUBLE_EQ(op(ops, "attention_decode").bytes, 32.0 * 256 * 2 + 101.0 * 2048);
+}
+
+TEST(StepOpsMoe, ExpectedExpertsTouched) {
+  EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 1), 2.0);       // 8·(1 − 6/8)
+  EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 2), 3.5);       // 8·(1 − 0.5625)
+  EXPECT_NEAR(expected_experts_touched(8, 2, 1000), 8.0, 1e-9);
+  EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 0), 0.0);
+  EXPECT_NEAR(expected_experts_touched(256, 8, 1), 8.0, 1e-9);
+}
+
+TEST(StepOpsMoe, MixtralReadsOnlyTouchedExperts) {
+  Fixture f("mixtral-8x7b");
+  f.builder.add_decode(100);  // T = 1: 2 experts touched
+  StepOps ops = f.build();
+  // gate_up per expert [2·14336, 4096] bf16 = 234,881,024 B; 2 touched; act 1·2·(4096 + 28672)·2
+  const StepOp& gu = op(ops, "experts_gate_up");
+  EXPECT_DOUBLE_EQ(gu.bytes, 2.0 * 2 * 14336 * 4096 * 2 + 2.0 * (4096 + 28672) * 2);
+  EXPECT_DOUBLE_EQ(gu.flops, 2.0 * 2 * 4096 * 28672);  // T·k rows
+  EXPECT_EQ(gu.op_class, OpClass::kMoeGemm);
+  f.builder.reset();
+  for (int i = 0; i < 512; ++i) f.builder.add_decode(100);
+  ops = f.build();
+  // T = 512: all 8 experts (to 1e-9): 8 · 234,881,024 weight bytes + act 512·2·32768·2
+  EXPECT_NEAR(op(ops, "experts_gate_up").bytes, 8.0 * 234881024 + 512.0 * 2 * 32768 * 2, 1.0);
+  EXPECT_FALSE(has_op(ops, "gate_up_proj"));
+}
+
+TEST(StepOpsMla, DeepSeekV3DecodeReadsTheLatent) {
+  Fixture f("deepseek-v3");
+  f.builder.add_decode(999);  // 1000 tokens attended
+  StepOps ops = f.build();
+  // (512 + 64) · 2 B = 1152 per token per layer, shared by all 128 heads
+  EXPECT_DOUBLE_EQ(f.layout.groups()[0].bytes_per_token, 1152.0);
+  const StepOp& a = op(ops, "attention_decode");
+  // q/out in latent space: 1 · 128 · (2·512 + 64) · 2 = 278,528; KV 1000 · 1152
+  EXPECT_DOUBLE_EQ(a.bytes, 278528.0 + 1000.0 * 1152);
+  // flops: 2 · 1000 · 128 · (2·512 + 64)
+  EXPECT_DOUBLE_EQ(a.flops, 2.0 * 1000 * 128 * 1088);
+  EXPECT_TRUE(has_op(ops, "q_absorb"));
+  EXPECT_TRUE(has_op(ops, "v_absorb"));
+  EXPECT_FALSE(has_op(ops, "kv_b_proj"));  // decode never decompresses
+  // 3 dense layers then 58 MoE layers: two layer types
+  ASSERT_EQ(ops.types.size(), 2u);
+  EXPECT_EQ(ops.types[0].count, 3);
+  EXPECT_EQ(ops.types[1].count, 58);
+}
+
+TEST(StepOpsMla, PrefillDecompressesAttendedLatents) {
+  Fixture f("deepseek-v3");
+  f.builder.add_prefill(100, 28, true);  // 128 latents attended
+  StepOps ops = f.build();
+  // kv_b_proj: 2 · 128 tokens · 512 · 128 heads · (128 + 128)
+  EXPECT_DOUBLE_EQ(op(ops, "kv_b_proj").flops, 2.0 * 128 * 512 * 128 * 256);
+  EXPECT_FALSE(has_op(ops, "q_absorb"));
+}
+
+TEST(StepOpsSliding, Gemma2WindowCapsTheContext) {
+  Fixture f("gemma-2-9b");
+  f.builder.add_decode(9999);  // 10,000 tokens with the new one
+  const KvLayout& l = f.layout;
+  ASSERT_EQ(l.groups().size(), 2u);
+  for (std::size_t g = 0; g < l.groups().size(); ++g) {
+    const GroupStepWork& w = f.builder.shape().groups[g];
+    if (l.groups()[g].kind == LayerKind::kSlidingAttention) {
+      EXPECT_EQ(w.decode_tokens, 4096);  // window
+    } else {
+      EXPECT_EQ(w.decode_tokens, 10000);
+    }
+  }
+  StepOps ops = f.build();
+  ASSERT_EQ(ops.types.size(), 2u);  // alternating sliding / full layers: two types of 21
+  EXPECT_EQ(ops.types[0].count + ops.types[1].count, 42);
+  EXPECT_EQ(ops.layer_types.size(), 42u);
+  for (const StepLayerType& t : ops.types) {  // each type's attention op lies in its own op range
+    EXPECT_GE(t.attention_op, t.first_op);
+    EXPECT_LT(t.attention_op, t.end_op);
+    EXPECT_STREQ(ops.ops[static_cast<std::size_t>(t.attention_op)].name, "attention_decode");
+  }
+  // Gemma-2 has 4 norms per layer: 2 before attention, 2 before/after the MLP
+  EXPECT_EQ(op(ops, "attn_norm").kernels, 2);
+  EXPECT_EQ(op(ops, "mlp_norm").kernels, 2);
+}
+
+TEST(StepOpsRecurrent, StateTrafficIndependentOfContext) {
+  Fixture f("mamba2-2.7b");
+  f.builder.add_decode(100);
+  StepOps a = f.build();
+  f.builder.reset();
+  f.builder.add_decode(100000);
+  StepOps b = f.build();
+  EXPECT_DOUBLE_EQ(op(a, "ssm_decode").bytes, op(b, "ssm_decode").bytes);
+  // state read and written once: 2 · state bytes per layer + activations
+  EXPECT_GT(op(a, "ssm_decode").bytes, 2.0 * static_cast<double>(f.layout.groups()[0].state_bytes_per_request));
+  EXPECT_FALSE(has_op(a, "attention_decode"));
+}
+
+TEST(StepOpsRecurrent, HybridModelsBuild) {
+  for (const char* id : {"jamba-v0.1", "qwen3-next-80b-a3b", "falcon-40b", "qwen2-7b"}) {
+    Fixture f(id);
+    f.builder.add_prefill(0, 64, true);
+    f.builder.add_decode(1000);
+    StepOps ops = f.build();
+    int layers = 0;
+    for (const StepLayerType& t : ops.types) layers += t.count;
+    EXPECT_EQ(layers, f.model.num_layers()) << id;
+    for (const StepOp& o : ops.ops) {
+      EXPECT_GE(o.flops, 0) << id << " " << o.name;
+      EXPECT_GT(o.bytes, 0) << id << " " << o.name;
+    }
+  }
+}
+
+TEST(StepOpsCopies, SwapInSplitOverKvLayers) {
+  Fixture f("llama-3.1-8b");
+  f.builder.add_decode(100);
+  f.builder.shape().swap_in_bytes = 32 * 1000;
+  f.builder.shape().swap_out_bytes = 5000;
+  StepOps ops = f.build();
+  ASSERT_GE(ops.swap_in_op, 0);
+  EXPECT_DOUBLE_EQ(ops.ops[static_cast<std::size_t>(ops.swap_in_op)].bytes, 1000.0);  // per layer
+  EXPECT_EQ(ops.ops[static_cast<std::size_t>(ops.swap_in_op)].repeat, 32);
+  EXPECT_EQ(ops.ops[static_cast<std::size_t>(ops.swap_in_op)].stream, Stream::kCopy);
+  EXPECT_DOUBLE_EQ(ops.ops[static_cast<std::size_t>(ops.swap_out_op)].bytes, 5000.0);
+  EXPECT_GE(ops.types[0].attention_op, ops.types[0].first_op);
+}
+
+TEST(StepOpsNames, DisplayNamesCarryTheGroup) {
+  Fixture f("gemma-2-9b");
+  f.builder.add_decode(10);
+  StepOps ops = f.build();
+  bool sliding = false;
+  for (const StepOp& o : ops.ops) {
+    if (ops.display_name(o, f.layout) == "attention_decode(sliding_attention(4096))") sliding = true;
+  }
+  EXPECT_TRUE(sliding);
+  EXPECT_EQ(ops.display_name(op(ops, "qkv_proj"), f.layout), "qkv_proj");
+}
+
+}  // namespace
+}  // namespace kvplan

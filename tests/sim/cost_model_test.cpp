@@ -1,0 +1,273 @@
+// Step cost model (cost_model.h): hand-computed roofline times with an ideal profile (efficiency 1,
+// no launch overhead) on Llama-3.1-8B / H100 SXM, memo behaviour, CUDA graphs, copy overlap, TP.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kvplan/core/gpu_spec.h"
+#include "kvplan/core/kv_layout.h"
+#include "kvplan/core/param_count.h"
+#include "kvplan/core/perf_profile.h"
+#include "kvplan/core/presets.h"
+#include "kvplan/core/step_ops.h"
+#include "kvplan/sim/cost_model.h"
+
+namespace kvplan::sim {
+namespace {
+
+struct Bench {
+  explicit Bench(const char* model_id, int tp = 1, const char* gpu_id = "h100-sxm")
+      : model(resolve_model(model_id)), gpu(resolve_gpu(gpu_id)) {
+    parallel.tensor_parallel = tp;
+  }
+  StepCostModel make(CostOptions o = CostOptions()) const { return StepCostModel(model, gpu, scheme, parallel, profile, o); }
+  ModelConfig model;
+  GpuSpec gpu;
+  KvScheme scheme;
+  Parallelism parallel;
+  PerfProfile profile;  // ideal
+};
+
+StepWork work(std::span<const int64_t> decode, std::span<const PrefillChunk> prefill = {},
+              int64_t swap_in = 0, int64_t swap_out = 0) {
+  StepWork w;
+  w.decode_contexts = decode;
+  w.prefill = prefill;
+  w.swap_in_bytes = swap_in;
+  w.swap_out_bytes = swap_out;
+  return w;
+}
+StepWork prefill_work(const PrefillChunk& chunk) { return work({}, std::span(&chunk, 1)); }
+CostOptions options(bool cuda_graphs, bool memoise) {
+  CostOptions o;
+  o.cuda_graphs = cuda_graphs;
+  o.memoise = memoise;
+  return o;
+}
+
+TimeNs decode_ns(StepCostModel& m, std::vector<int64_t> contexts, int64_t swap_in = 0) {
+  return m.step_ns(work(contexts, {}, swap_in));
+}
+
+TEST(CostModelRoofline, Batch1DecodeIsWeightBandwidthBound) {
+  Bench s("llama-3.1-8b");
+  StepCostModel m = s.make();
+  // Every weight except the embedding table (only 1 row is gathered) is streamed once:
+  // 8,030,261,248 params · 2 B − 128256·4096·2 B embedding = 15,009,849,344 B; / 3.35e12 B/s.
+  const double weights = static_cast<double>(weight_bytes_per_gpu(s.model, WeightFormat{}, s.parallel)) -
+                         128256.0 * 4096 * 2;
+  EXPECT_DOUBLE_EQ(weights, 15009849344.0);
+  const double expect_ns = weights / 3.35e12 * 1e9;  // 4,480,552 ns
+  const TimeNs t = decode_ns(m, {100});
+  // activations, KV and logits add < 0.5%
+  EXPECT_GE(static_cast<double>(t), expect_ns);
+  EXPECT_LE(static_cast<double>(t), expect_ns * 1.005);
+}
+
+TEST(CostModelRoofline, HandComputedQkvPrefill) {
+  Bench s("llama-3.1-8b");
+  StepCostModel m = s.make();
+  PrefillChunk chunk{.context_tokens = 0, .new_tokens = 4096};
+  StepBreakdown b = m.explain(prefill_work(chunk));
+  // compute-bound: 2 · 4096 · 4096 · 6144 = 206,158,430,208 FLOPs / 989.4e12 = 208,367.2 ns per layer
+  const double per_layer = 2.0 * 4096 * 4096 * 6144 / 989.4e12 * 1e9;
+  bool found = false;
+  double sum = 0;
+  for (const OpCost& op : b.ops) {
+    sum += static_cast<double>(op.time_ns);
+    if (op.name == "qkv_proj") {
+      found = true;
+      EXPECT_NEAR(static_cast<double>(op.time_ns), 32 * per_layer, 1.0);
+      EXPECT_DOUBLE_EQ(op.flops, 32 * 2.0 * 4096 * 4096 * 6144);
+      EXPECT_EQ(op.stream, "compute");
+      EXPECT_EQ(op.source, "ideal");
+    }
+  }
+  EXPECT_TRUE(found);
+  // no copies: the critical path is the whole chain
+  EXPECT_NEAR(static_cast<double>(b.total_ns), sum, static_cast<double>(b.ops.size()));
+  EXPECT_EQ(b.total_ns, m.step_ns(prefill_work(chunk)));
+}
+
+TEST(CostModelRoofline, LongContextDecodeGrowsWithTheSumOfContexts) {
+  Bench s("llama-3.1-8b");
+  StepCostModel m = s.make(options(true, false));
+  // 64 sequences of X, 2X, 3X tokens: attention bytes grow by 64·X·32 layers·4096 B per step
+  const int64_t x = 8192;
+  auto batch = [&](int64_t ctx) { return std::vector<int64_t>(64, ctx); };
+  const double t1 = static_cast<double>(decode_ns(m, batch(x)));
+  const double t2 = static_cast<double>(decode_ns(m, batch(2 * x)));
+  const double t3 = static_cast<double>(decode_ns(m, batch(3 * x)));
+  const double slope = 64.0 * x * 32 * 4096 / 3.35e12 * 1e9;  // 2,564,047 ns
+  EXPECT_NEAR(t2 - t1, slope, slope * 1e-3);
+  EXPECT_NEAR(t3 - t2, slope, slope * 1e-3);
+  // same sum, different split, no imbalance limit on H100 (8 heads · 32 splits > 132 SMs)
+  EXPECT_EQ(decode_ns(m, {1000, 99000}), decode_ns(m, {50000, 50000}));
+}
+
+TEST(CostModelMix, SlidingWindowMakesTheMixMatter) {
+  Bench s("gemma-2-9b");
+  StepCostModel m = s.make();
+  // same mean 4050: sliding layers hold 101 + 4096 vs 4051 + 4051 tokens
+  const TimeNs skewed = decode_ns(m, {100, 8000});
+  const TimeNs even = decode_ns(m, {4050, 4050});
+  EXPECT_LT(skewed, even);
+}
+
+TEST(CostModelMix, SplitImbalanceMakesTheMixMatter) {
+  Bench s("llama-3.1-8b");
+  s.gpu.num_sms = 4096;  // a wide GPU: one sequence's 8 heads · 32 splits use 1/16 of it
+  StepCostModel m = s.make();
+  const TimeNs skewed = decode_ns(m, {100, 200000});
+  const TimeNs even = decode_ns(m, {100050, 100050});
+  EXPECT_GT(skewed, even);
+  // with the H100's 132 SMs the longest sequence can fill the GPU: only the sum matters
+  Bench h("llama-3.1-8b");
+  StepCostModel mh = h.make();
+  EXPECT_EQ(decode_ns(mh, {100, 200000}), decode_ns(mh, {100050, 100050}));
+}
+
+TEST(CostModelMemo, HitsReturnIdenticalValues) {
+  Bench s("llama-3.1-8b");
+  StepCostModel m = s.make();
+  const TimeNs a = decode_ns(m, {1000, 37, 4096});
+  EXPECT_EQ(m.memo_misses(), 1);
+  EXPECT_EQ(m.memo_hits(), 0);
+  EXPECT_EQ(decode_ns(m, {1000, 37, 4096}), a);
+  EXPECT_EQ(m.memo_hits(), 1);
+  // order does not matter; sum and max equal
+  EXPECT_EQ(decode_ns(m, {4096, 1000, 37}), a);
+  EXPECT_EQ(m.memo_hits(), 2);
+  // a different large aggregate within the 2^-11 rounding: same signature, same value
+  const TimeNs big = decode_ns(m, {100000, 5});
+  EXPECT_EQ(decode_ns(m, {100001, 4}), big);
+  EXPECT_EQ(m.memo_hits(), 3);
+  EXPECT_EQ(m.memo_misses(), 2);
+  // memo off gives the same numbers (the step is costed from the rounded aggregates either way)
+  StepCostModel off = s.make(options(true, false));
+  EXPECT_EQ(decode_ns(off, {100001, 4}), big);
+  EXPECT_EQ(off.memo_hits(), 0);
+  // a new count (one more sequence) is a miss
+  decode_ns(m, {1000, 37, 4096, 1});
+  EXPECT_EQ(m.memo_misses(), 3);
+}
+
+TEST(CostModelGraphs, CudaGraphsRemoveExactlyTheLaunchOverhead) {
+  Bench s("llama-3.1-8b");
+  for (std::size_t i = 0; i < kNumOpClasses; ++i) s.profile.at(static_cast<OpClass>(i)).launch_overhead_ns = 1000;
+  StepCostModel graphs = s.make(options(true, true));
+  StepCostModel eager = s.make(options(false, true));
+  const std::vector<int64_t> ctx = {512, 2048, 77};
+  // kernels in the step, from core's operator list
+  KvLayout layout = build_kv_layout(s.model, s.scheme, s.parallel);
+  StepShapeBuilder b(layout);
+  for (int64_t c : ctx) b.add_decode(c);
+  StepOpsOptions oo;
+  oo.force_head = true;
+  StepOps ops = build_step_ops(s.model, layout, s.parallel, b.shape(), oo);
+  int64_t kernels = 0;
+  for (const StepOp& op : ops.ops) kernels += static_cast<int64_t>(op.kernels) * op.repeat;
+  EXPECT_GT(kernels, 32 * 8);
+  EXPECT_NEAR(static_cast<double>(decode_ns(eager, ctx) - decode_ns(graphs, ctx)), kernels * 1000.0, 1.0);
+  // prefill steps are not replayed: no difference
+  PrefillChunk chunk{.context_tokens = 0, .new_tokens = 100};
+  StepWork w = work(ctx, std::span(&chunk, 1));
+  EXPECT_EQ(graphs.step_ns(w), eager.step_ns(w));
+}
+
+TEST(CostModelCopies, SwapInOverlapsComputeUntilItDominates) {
+  Bench s("llama-3.1-8b");
+  StepCostModel m = s.make();
+  const std::vector<int64_t> ctx = {100};
+  const double compute = static_cast<double>(decode_ns(m, ctx));  // ~4.48 ms
+  // small: 32 MiB over 64 GB/s = 524 us, spread over 32 layers and prefetched
+  const int64_t small = 32 << 20;
+  const double small_copy = static_cast<double>(small) / 64e9 * 1e9;
+  const double t_small = static_cast<double>(decode_ns(m, ctx, small));
+  EXPECT_LT(t_small, compute + small_copy);
+  EXPECT_GE(t_small, compute);
+  // large: 1 GiB = 16.8 ms > compute: the copy chain is the critical path
+  const int64_t large = int64_t{1} << 30;
+  const double large_copy = static_cast<double>(large) / 64e9 * 1e9;
+  const double t_large = static_cast<double>(decode_ns(m, ctx, large));
+  EXPECT_GE(t_large, large_copy - 1);
+  EXPECT_LT(t_large, large_copy + compute);
+  // swap-out runs beside everything; a small one does not change the step
+  EXPECT_EQ(m.step_ns(work(ctx, {}, 0, 1 << 20)), static_cast<TimeNs>(compute));
+}
+
+TEST(CostModelDag, CollapsedDagEqualsFullDag) {
+  std::mt19937_64 rng(7);
+  for (const char* id : {"llama-3.1-8b", "gemma-2-9b", "deepseek-v3", "jamba-v0.1", "qwen3-next-80b-a3b"}) {
+    Bench s(id, 1, "h200");
+    s.profile = PerfProfile::datasheet_default(s.gpu);
+    StepCostModel m = s.make(options(false, false));
+    for (int trial = 0; trial < 12; ++trial) {
+      std::vector<int64_t> ctx(1 + rng() % 40);
+      for (int64_t& c : ctx) c = static_cast<int64_t>(rng() % 30000);
+      PrefillChunk chunk{.context_tokens = static_cast<int64_t>(rng() % 4000),
+                         .new_tokens = static_cast<int64_t>(rng() % 2048)};
+      StepWork w = work(ctx);
+      if (trial % 2 == 1) w.prefill = std::span(&chunk, 1);
+      if (trial % 3 != 0) w.swap_in_bytes = static_cast<int64_t>(rng() % (int64_t{4} << 30));
+      if (trial % 4 == 0) w.swap_out_bytes = static_cast<int64_t>(rng() % (int64_t{1} << 30));
+      const TimeNs collapsed = m.step_ns(w);
+      const TimeNs full = m.step_ns_uncollapsed(w);
+      EXPECT_LE(std::llabs(collapsed - full), 1) << id << " trial " << trial;
+    }
+  }
+}
+
+TEST(CostModelTp, TensorParallelAddsCollectiveTime) {
+  Bench s1("llama-3.1-70b", 4);
+  StepCostModel m = s1.make();
+  PrefillChunk chunk{.context_tokens = 0, .new_tokens = 2048};
+  StepBreakdown b = m.explain(prefill_work(chunk));
+  double comm = 0;
+  for (const OpCost& op : b.ops) {
+    if (op.stream == "comm" && op.name != "logits_gather") comm += static_cast<double>(op.time_ns);
+  }
+  // 2 all-reduces per layer · 80 layers · 2·3/4 · 2048·8192·2 B / 900e9 B/s = 8,947,849 ns (ideal)
+  const double expect = 160.0 * 1.5 * 2048 * 8192 * 2 / 900e9 * 1e9;
+  EXPECT_NEAR(comm, expect, 2.0);
+  // TP=1 has no comm ops
+  Bench s0("llama-3.1-8b", 1);
+  StepCostModel m0 = s0.make();
+  for (const OpCost& op : m0.explain(prefill_work(chunk)).ops) EXPECT_NE(op.stream, "comm");
+}
+
+TEST(CostModelDeterminism, SameWorkSameTimeInAnyOrder) {
+  Bench s("gemma-2-9b");
+  s.profile = PerfProfile::datasheet_default(s.gpu);
+  std::mt19937_64 rng(11);
+  std::vector<std::vector<int64_t>> batches;
+  for (int i = 0; i < 50; ++i) {
+    std::vector<int64_t> ctx(1 + rng() % 64);
+    for (int64_t& c : ctx) c = static_cast<int64_t>(rng() % 20000);
+    batches.push_back(ctx);
+  }
+  StepCostModel a = s.make();
+  StepCostModel b = s.make();
+  std::vector<TimeNs> forward;
+  for (const auto& ctx : batches) forward.push_back(decode_ns(a, ctx));
+  for (std::size_t i = batches.size(); i-- > 0;) EXPECT_EQ(decode_ns(b, batches[i]), forward[i]);
+  for (std::size_t i = 0; i < batches.size(); ++i) EXPECT_EQ(decode_ns(a, batches[i]), forward[i]);
+  EXPECT_EQ(a.memo_hits(), static_cast<int64_t>(batches.size()));
+}
+
+TEST(CostModelSources, ListsEveryClass) {
+  Bench s("llama-3.1-8b");
+  s.profile = PerfProfile::datasheet_default(s.gpu);
+  StepCostModel m = s.make();
+  std::vector<std::string> src = m.sources();
+  ASSERT_EQ(src.size(), kNumOpClasses);
+  EXPECT_EQ(src[0].rfind("gemm: datasheet", 0), 0u);
+  EXPECT_EQ(m.step_ns(StepWork{}), 0);
+}
+
+}  // namespace
+}  // namespace kvplan::sim
