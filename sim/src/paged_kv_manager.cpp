@@ -491,6 +491,13 @@ void PagedKvManager::release(SeqId id, bool cache_prefix) {
   seq_index_.erase(it);
 }
 
+void PagedKvManager::publish_prefix(SeqId id) {
+  clock_ += 1;
+  const Seq& seq = find(id);
+  // Idempotent: blocks already hung in the tree are only touched; release() inserts again the same way.
+  if (tree_ && seq.hash_block_tokens > 0) insert_prefix(seq);
+}
+
 bool PagedKvManager::fork(SeqId parent_id, SeqId child_id) {
   clock_ += 1;
   if (seq_index_.count(child_id) != 0) {

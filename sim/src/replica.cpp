@@ -545,7 +545,10 @@ void Replica::finish_step(TimeNs now, std::vector<Completion>& out) {
     if (s.batch_done) continue;
     if (!p.decode) {
       s.kv_tokens += p.tokens;
-      if (s.kv_tokens >= s.prefill_target) m.emit(s, now, 1);
+      if (s.kv_tokens >= s.prefill_target) {
+        if (m.setup.cache_prefixes) m.kv->publish_prefix(s.spec.id);
+        m.emit(s, now, 1);
+      }
     } else {
       int64_t accepted = m.cfg().spec.draft_tokens > 0 ? m.accepted_drafts() : 0;
       int64_t emitted = std::min<int64_t>(accepted + 1, s.spec.output_tokens - s.generated);

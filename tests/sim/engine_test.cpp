@@ -115,6 +115,22 @@ TEST(Engine, PrefixAwareRouterFollowsTheCache) {
   EXPECT_EQ(rec.at(3).cached_tokens, 32);
 }
 
+TEST(Engine, PromptBlocksAreSharedWhileTheirRequestStillRuns) {
+  SimulationConfig c = base(64);
+  c.scheduler.kind = SchedulerKind::kSglang;
+  c.prefix_caching = true;
+  RequestSpec a = req(0, 0, 40, 10);
+  a.hash_block_tokens = 16;
+  a.prefix_hashes = {5, 6};
+  RequestSpec b = a;
+  b.id = 1;
+  b.arrival_ns = 2'000'000;  // A's prefill ended at 1.4 ms; A decodes until 12.4 ms
+  c.workload.requests = {a, b};
+  auto rec = records_of(c);
+  EXPECT_LT(rec.at(1).scheduled_ns, rec.at(0).finish_ns);
+  EXPECT_EQ(rec.at(1).cached_tokens, 32);
+}
+
 TEST(Engine, DisaggregatedPrefillTransfersKvOverTheLink) {
   SimulationConfig c = base(64);
   c.cluster.prefill_replicas = 1;

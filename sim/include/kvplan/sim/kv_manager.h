@@ -69,6 +69,9 @@ class KvManager {
   virtual int64_t truncate(SeqId seq, int64_t tokens) = 0;
   // Ends a sequence. With cache_prefix, its whole prompt blocks stay in the prefix cache.
   virtual void release(SeqId seq, bool cache_prefix) = 0;
+  // The sequence's prompt is computed: its whole prompt blocks become shareable now, while it still
+  // runs (engines share blocks as soon as their KV exists). A no-op without a prefix cache.
+  virtual void publish_prefix(SeqId seq) { (void)seq; }
   // Bytes a sequence holds (what a swap to host memory moves).
   virtual int64_t sequence_bytes(SeqId seq) const = 0;
   // True when a new sequence needing `tokens` tokens could be admitted now (prefix cache ignored).

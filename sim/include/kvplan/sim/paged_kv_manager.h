@@ -65,6 +65,7 @@ class PagedKvManager final : public KvManager {
   // -1 (unchanged) when the new last block must be copied (shared or cached) and memory is short.
   int64_t truncate(SeqId seq, int64_t tokens) override;
   void release(SeqId seq, bool cache_prefix) override;
+  void publish_prefix(SeqId seq) override;
   // Bytes of the blocks the sequence holds (shared ones included) plus its slot: what a swap moves.
   int64_t sequence_bytes(SeqId seq) const override;
   bool can_admit(int64_t tokens) const override;
