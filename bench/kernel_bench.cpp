@@ -8,6 +8,9 @@
 #include <string>
 
 #include "kernel_bench_cases.h"
+#include "kernel_bench_mla_spec.h"
+#include "kernel_bench_recurrent.h"
+#include "kernel_bench_schemes.h"
 #include "kernel_bench_harness.h"
 #include "kvplan/kernels/device.h"
 
@@ -29,6 +32,9 @@ int main(int argc, char** argv) {
   kvplan::bench::Harness h(quick);
   h.measure_copy_bandwidth();
   kvplan::bench::add_kernel_cases(h, d, quick);
+  kvplan::bench::add_scheme_cases(h, d, quick);
+  kvplan::bench::add_mla_spec_cases(h, d, quick);
+  kvplan::bench::add_recurrent_cases(h, d, quick);
   h.run_all();
   h.print_table(stdout);
   // The goals on an H200, read off the cases above.

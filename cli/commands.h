@@ -32,4 +32,27 @@ int run_capacity(const SimRequest& request);
 // The default run's simulated answer: concurrent chat users under an SLO.
 int run_default_users();
 
+// `kvplan calibrate ...` (calibrate_command.cpp).
+int run_calibrate_inspect(const std::string& file, bool json);
+int run_calibrate_import(const std::string& dest, const std::string& src);
+struct CalibrateFitRequest {
+  std::string file;
+  std::string run;  // run id as typed; "" = the newest complete run
+  std::string gpu;  // preset the efficiencies are relative to; "" = matched from the run's GPU name
+  std::string out;  // PerfProfile JSON
+};
+int run_calibrate_fit(const CalibrateFitRequest& request);
+struct CalibrateRunRequest {
+  bool full = false;  // --full grid instead of --quick
+  std::string out;
+  bool resume = false;
+  int device = 0;
+  int reps = 0;
+  int warmup = 0;
+  bool list_only = false;
+  std::string kernel;
+};
+// Without CUDA: prints "this kvplan was built without CUDA; calibration needs a GPU build", returns 2.
+int run_calibrate_run(const CalibrateRunRequest& request);
+
 }  // namespace kvplan::cli

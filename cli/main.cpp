@@ -1,5 +1,5 @@
 // kvplan — KV-cache capacity planner. `kvplan` alone runs the default scenario (Llama-3.1-8B on
-// one H100 SXM with vLLM defaults); subcommands: models, gpus, memory.
+// one H100 SXM with vLLM defaults); subcommands: models, gpus, memory, simulate, capacity, calibrate.
 #include <iostream>
 #include <map>
 
@@ -81,6 +81,35 @@ int main(int argc, char** argv) {
   simulate->add_option("--out", sim_request.out_dir, "Write summary.json, requests.csv and timeseries.csv here");
   capacity->add_option("--tolerance", sim_request.tolerance, "Stop when the bracket is this narrow (relative; default 0.02)");
 
+  auto* calibrate = app.add_subcommand("calibrate", "GPU calibration: measure (GPU builds), inspect, merge and fit databases");
+  calibrate->require_subcommand(1, 1);
+  std::string cal_file, cal_src;
+  bool cal_json = false;
+  auto* cal_inspect = calibrate->add_subcommand("inspect", "Runs, GPUs, kernels, rows, CUPTI/event agreement and fits in a database");
+  cal_inspect->add_option("file", cal_file, "Calibration database (.sqlite)")->required();
+  cal_inspect->add_flag("--json", cal_json, "JSON output");
+  auto* cal_import = calibrate->add_subcommand("import", "Copy every run of SRC into DEST as new runs (never overwrites)");
+  cal_import->add_option("dest", cal_file, "Destination database (created when missing)")->required();
+  cal_import->add_option("src", cal_src, "Database to copy from")->required();
+  kvplan::cli::CalibrateFitRequest fit_request;
+  auto* cal_fit = calibrate->add_subcommand("fit", "Fit efficiency curves per operator class; write a PerfProfile JSON");
+  cal_fit->add_option("file", fit_request.file, "Calibration database (.sqlite)")->required();
+  cal_fit->add_option("--run", fit_request.run, "Run id (default: the newest complete run)");
+  cal_fit->add_option("--gpu", fit_request.gpu, "GPU preset the efficiencies are relative to (default: from the run)");
+  cal_fit->add_option("--out", fit_request.out, "PerfProfile JSON to write (use with --profile)")->required();
+  kvplan::cli::CalibrateRunRequest run_request;
+  auto* cal_run = calibrate->add_subcommand("run", "Measure this machine's GPU into a database (GPU builds only)");
+  bool cal_quick = true;  // the default grid; --full overrides
+  cal_run->add_flag("--quick", cal_quick, "Quick grid (default)");
+  cal_run->add_flag("--full", run_request.full, "Full grid");
+  cal_run->add_option("--out", run_request.out, "Calibration database to write (created when missing)");
+  cal_run->add_flag("--resume", run_request.resume, "Continue the newest unfinished run in --out");
+  cal_run->add_option("--device", run_request.device, "CUDA device index");
+  cal_run->add_option("--reps", run_request.reps, "Timed repetitions per shape (default: grid's)");
+  cal_run->add_option("--warmup", run_request.warmup, "Warm-up repetitions per shape (default: grid's)");
+  cal_run->add_flag("--list", run_request.list_only, "Print the shape grid and exit");
+  cal_run->add_option("--kernel", run_request.kernel, "Measure only this kernel id");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -101,6 +130,10 @@ int main(int argc, char** argv) {
       request.flags = given(values, options);
       return kvplan::cli::run_memory(request);
     }
+    if (cal_inspect->parsed()) return kvplan::cli::run_calibrate_inspect(cal_file, cal_json);
+    if (cal_import->parsed()) return kvplan::cli::run_calibrate_import(cal_file, cal_src);
+    if (cal_fit->parsed()) return kvplan::cli::run_calibrate_fit(fit_request);
+    if (cal_run->parsed()) return kvplan::cli::run_calibrate_run(run_request);
     if (simulate->parsed() || capacity->parsed()) {
       // Both subcommands share the option objects; only one of them is parsed per run.
       std::map<std::string, CLI::Option*> mem_opts, sim_opts;

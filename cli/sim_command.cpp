@@ -129,7 +129,8 @@ std::string result_text(const sim::SimulationConfig& c, const sim::SimulationRes
     }
     std::string cls = line.substr(0, colon);
     std::string rest = line.substr(colon + 2);
-    std::string source = rest.substr(0, rest.find(' '));
+    // The whole label before the note: "measured (h100-sxm run 3)", "transferred (from h100-sxm)".
+    std::string source = rest.substr(0, rest.find(" — "));
     std::string& list = by_source[source];
     list += (list.empty() ? "" : ", ") + cls;
   }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "profile_option.h"
 #include "kvplan/sim/trace.h"
 
 #ifndef KVPLAN_DATA_DIR
@@ -110,6 +111,7 @@ const FlagDefaults& sim_flag_defaults() {
       {"sample-interval", "1"},
       {"cuda-graphs", ""},
       {"kv-capacity-gib", "0"},   // > 0: KV pool per replica instead of the engine's budget (what-if)
+      {"profile", ""},            // PerfProfile .json or calibration .sqlite (default: datasheet)
   };
   return defaults;
 }
@@ -201,6 +203,7 @@ sim::SimulationConfig build_simulation(const Scenario& s, const FlagValues& flag
   c.sample_interval_ns = sim::seconds_to_ns(to_number(flags, "sample-interval", 1e-3, 1e6));
   c.cost.cuda_graphs = to_bool(flags, "cuda-graphs", !s.serving.enforce_eager);
   c.kv_capacity_bytes = static_cast<int64_t>(to_number(flags, "kv-capacity-gib", 0, 1e9) * 1024.0 * 1024.0 * 1024.0);
+  if (!get(flags, "profile").empty()) c.profile = load_profile_option(get(flags, "profile"), s.gpu);
   return c;
 }
 

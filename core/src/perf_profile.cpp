@@ -98,7 +98,8 @@ PerfProfile PerfProfile::transferred_to(const GpuSpec& gpu) const {
   PerfProfile p = *this;
   p.gpu_id_ = gpu.id;
   for (OpClassProfile& c : p.classes_) {
-    if (c.source == "measured") {
+    // "measured" or "measured (h100-sxm run 3)": the efficiencies travel, the label says from where.
+    if (c.source.rfind("measured", 0) == 0) {
       c.source = fmt::format("transferred (from {})", gpu_id_);
     }
     // Already "transferred (from X)": keeps naming the GPU the measurements come from.

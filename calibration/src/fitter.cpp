@@ -1,0 +1,379 @@
+// fit_profile: alternating active-set least squares for the roofline-with-curves model (see fitter.h).
+#include "kvplan/calibration/fitter.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/core/error.h"
+
+namespace kvplan::calibration {
+
+namespace {
+
+constexpr int kCompute = 0;
+constexpr int kMemory = 1;
+constexpr double kNsPerS = 1e9;
+// A side whose active sizes span less than this factor has "one size".
+constexpr double kOneSizeSpread = 1.05;
+
+// One side of the max in the linear parameters: time_s = (u · size + v) / roof.
+struct Side {
+  double u = 1;  // 1 / e_max, >= 1
+  double v = 0;  // half_size / e_max, >= 0 (FLOPs or bytes)
+  EfficiencyCurve curve() const { return EfficiencyCurve{1.0 / u, v / u}; }
+  static Side from(const EfficiencyCurve& c) { return Side{1.0 / c.e_max, c.half_size / c.e_max}; }
+};
+
+struct Row {
+  std::array<double, 2> size{};  // FLOPs, bytes
+  std::array<double, 2> roof{};  // FLOP/s, bytes/s
+  double t_s = 0;                // measured median, seconds
+};
+
+double side_time_s(const Side& s, const Row& r, int k) {
+  if (r.size[k] <= 0) return 0;
+  return (s.u * r.size[k] + s.v) / r.roof[k];
+}
+
+// Which side sets the row's time; ties go to memory (as for a zero-FLOP copy).
+int active_side(const std::array<Side, 2>& p, const Row& r) {
+  return side_time_s(p[kCompute], r, kCompute) > side_time_s(p[kMemory], r, kMemory) ? kCompute : kMemory;
+}
+
+double objective(const std::array<Side, 2>& p, const std::vector<Row>& rows) {
+  double sum = 0;
+  for (const Row& r : rows) {
+    double t = std::max(side_time_s(p[kCompute], r, kCompute), side_time_s(p[kMemory], r, kMemory));
+    double e = t / r.t_s - 1.0;
+    sum += e * e;
+  }
+  return sum;
+}
+
+double sse(const std::vector<double>& a, const std::vector<double>& b, double u, double v) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    double e = a[i] * u + b[i] * v - 1.0;
+    s += e * e;
+  }
+  return s;
+}
+
+// min Σ (a_i u + b_i v − 1)²  s.t. u >= 1, v >= 0 — the relative residuals of the rows on one
+// side (a_i = size_i / (roof_i · t_i), b_i = 1 / (roof_i · t_i)). Exact for a convex quadratic in
+// two variables: the interior optimum if feasible, else the best of the clamped optima on the
+// faces u = 1 and v = 0 (the corner is covered by the clamping).
+Side solve_side(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto n = static_cast<Eigen::Index>(a.size());
+  Eigen::MatrixXd m(n, 2);
+  Eigen::VectorXd y = Eigen::VectorXd::Ones(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    m(i, 0) = a[static_cast<std::size_t>(i)];
+    m(i, 1) = b[static_cast<std::size_t>(i)];
+  }
+  // Column scaling: b is ~1e-10 of a (latency in FLOPs vs. FLOPs); unscaled QR would lose v.
+  Eigen::Vector2d scale(m.col(0).norm(), m.col(1).norm());
+  std::vector<Side> candidates;
+  if (scale(0) > 0 && scale(1) > 0) {
+    Eigen::MatrixXd ms = m;
+    ms.col(0) /= scale(0);
+    ms.col(1) /= scale(1);
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(ms);
+    if (qr.rank() == 2) {
+      Eigen::Vector2d x = qr.solve(y);
+      Side s{x(0) / scale(0), x(1) / scale(1)};
+      if (std::isfinite(s.u) && std::isfinite(s.v) && s.u >= 1.0 && s.v >= 0.0) return s;
+    }
+  }
+  double saa = 0, sa = 0, sbb = 0, sb_1a = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    saa += a[i] * a[i];
+    sa += a[i];
+    sbb += b[i] * b[i];
+    sb_1a += b[i] * (1.0 - a[i]);
+  }
+  candidates.push_back(Side{saa > 0 ? std::max(1.0, sa / saa) : 1.0, 0.0});    // face v = 0
+  candidates.push_back(Side{1.0, sbb > 0 ? std::max(0.0, sb_1a / sbb) : 0.0});  // face u = 1
+  const Side* best = &candidates[0];
+  for (const Side& c : candidates) {
+    if (sse(a, b, c.u, c.v) < sse(a, b, best->u, best->v)) best = &c;
+  }
+  return *best;
+}
+
+// e_max only, with v = u · h (h = datasheet half_size): min Σ ((a_i + b_i h) u − 1)², u >= 1.
+Side solve_scale(const std::vector<double>& a, const std::vector<double>& b, double h) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    double c = a[i] + b[i] * h;
+    num += c;
+    den += c * c;
+  }
+  double u = den > 0 ? std::max(1.0, num / den) : 1.0;
+  return Side{u, u * h};
+}
+
+struct ClassFitResult {
+  std::array<Side, 2> sides;
+  std::array<CurveFitInfo, 2> info;
+  int iterations = 0;
+};
+
+// The fixed latency (seconds) a side implies for the first row's roof: v / roof. Rows of one
+// class share their roofs unless their dtypes differ; the first row is a fair representative.
+double latency_s(const Side& s, const Row& r, int k) { return s.v / r.roof[k]; }
+
+ClassFitResult fit_sides(const std::vector<Row>& rows, const OpClassProfile& datasheet, const FitOptions& opt) {
+  const std::array<Side, 2> start = {Side::from(datasheet.compute), Side::from(datasheet.memory)};
+  const std::array<double, 2> datasheet_h = {datasheet.compute.half_size, datasheet.memory.half_size};
+  std::array<Side, 2> p = start;
+  std::vector<int> assign(rows.size(), -1);
+  ClassFitResult best;
+  best.sides = p;
+  double best_obj = std::numeric_limits<double>::infinity();
+  for (int it = 1; it <= opt.max_iterations; ++it) {
+    bool changed = false;
+    std::array<int, 2> count = {0, 0};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      int k = active_side(p, rows[i]);
+      changed |= k != assign[i];
+      assign[i] = k;
+      ++count[k];
+    }
+    if (!changed) break;
+    // Too few rows to split between the sides: all of them go to the side most of them are on.
+    std::string pooled;
+    if (count[kCompute] < opt.min_points && count[kMemory] < opt.min_points) {
+      const int k = count[kCompute] > count[kMemory] ? kCompute : kMemory;
+      std::fill(assign.begin(), assign.end(), k);
+      pooled = "; too few rows to split between the sides, all fitted to this one";
+    }
+    std::array<CurveFitInfo, 2> info;
+    for (int k : {kCompute, kMemory}) {
+      std::vector<double> a, b;
+      double lo = std::numeric_limits<double>::infinity(), hi = 0;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (assign[i] != k || rows[i].size[k] <= 0) continue;
+        const Row& r = rows[i];
+        a.push_back(r.size[k] / (r.roof[k] * r.t_s));
+        b.push_back(1.0 / (r.roof[k] * r.t_s));
+        lo = std::min(lo, r.size[k]);
+        hi = std::max(hi, r.size[k]);
+      }
+      if (static_cast<int>(a.size()) < opt.min_points) continue;
+      info[k].fitted = true;
+      if (hi < lo * kOneSizeSpread) {
+        p[k] = solve_scale(a, b, datasheet_h[k]);
+        info[k].how = "e_max only (every row has one size; half_size kept from the datasheet)" + pooled;
+      } else {
+        p[k] = solve_side(a, b);
+        info[k].how = "slope and intercept" + pooled;
+      }
+    }
+    // A side without enough rows keeps its datasheet e_max, but its fixed latency is capped at the
+    // fitted side's: a datasheet latency larger than the measured one would otherwise claim (and
+    // mispredict) the small kernels the data show to be faster.
+    for (int k : {kCompute, kMemory}) {
+      if (info[k].fitted) continue;
+      p[k] = start[k];
+      const int other = 1 - k;
+      info[k].how = count[k] == 0 ? "datasheet (no rows bound by this side)"
+                                  : fmt::format("datasheet (only {} row(s) bound by this side)", count[k]);
+      if (info[other].fitted) {
+        const double cap = latency_s(p[other], rows.front(), other);
+        if (latency_s(p[k], rows.front(), k) > cap) {
+          p[k].v = cap * rows.front().roof[k];
+          info[k].how += "; fixed latency capped at the fitted side's";
+        }
+      }
+    }
+    double obj = objective(p, rows);
+    if (obj < best_obj) {
+      best_obj = obj;
+      best.sides = p;
+      best.info = info;
+      best.iterations = it;
+    }
+  }
+  // Active counts at the kept solution.
+  best.info[kCompute].active_rows = best.info[kMemory].active_rows = 0;
+  for (const Row& r : rows) ++best.info[active_side(best.sides, r)].active_rows;
+  return best;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  // Nearest rank: the smallest value with at least q of the values at or below it.
+  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+}
+
+}  // namespace
+
+Roofs roofs_for(OpClass c, const GpuSpec& gpu, DType compute) {
+  Roofs r;
+  r.peak_flops = gpu.peak_flops(compute);
+  switch (c) {
+    case OpClass::kCollective:
+      r.bandwidth = gpu.interconnect_bytes_per_s > 0 ? gpu.interconnect_bytes_per_s : gpu.pcie_bytes_per_s;
+      break;
+    case OpClass::kCopyH2D:
+    case OpClass::kCopyD2H: r.bandwidth = gpu.pcie_bytes_per_s; break;
+    default: r.bandwidth = gpu.memory_bandwidth_bytes_per_s; break;
+  }
+  return r;
+}
+
+DType row_compute_dtype(const Measurement& m) {
+  nlohmann::json j = nlohmann::json::parse(m.params_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return DType::kBF16;
+  for (const char* key : {"dtype", "compute_dtype"}) {
+    auto it = j.find(key);
+    if (it != j.end() && it->is_string()) {
+      try {
+        return parse_dtype(it->get<std::string>(), key);
+      } catch (const ConfigError&) {
+        return DType::kBF16;
+      }
+    }
+  }
+  return DType::kBF16;
+}
+
+double predicted_kernel_ns(const OpClassProfile& c, double flops, double bytes, const Roofs& roofs) {
+  double t = 0;
+  if (flops > 0 && roofs.peak_flops > 0) t = flops / (roofs.peak_flops * c.compute.at(flops));
+  if (bytes > 0 && roofs.bandwidth > 0) t = std::max(t, bytes / (roofs.bandwidth * c.memory.at(bytes)));
+  return t * kNsPerS;
+}
+
+FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, std::string_view label,
+                      const FitOptions& options) {
+  FitReport report;
+  const PerfProfile datasheet = PerfProfile::datasheet_default(gpu);
+  report.profile = datasheet;
+  for (std::size_t i = 0; i < kNumOpClasses; ++i) {
+    OpClassProfile& c = report.profile.at(static_cast<OpClass>(i));
+    c.note = "no calibration rows for this class; " + c.note;
+  }
+
+  // Usable rows per class.
+  std::map<OpClass, std::vector<const Measurement*>> by_class;
+  std::map<std::string, int64_t> unknown_classes;
+  int64_t unusable = 0;
+  for (const Measurement& m : rows) {
+    OpClass c{};
+    try {
+      c = parse_op_class(m.op_class, "calibration row");
+    } catch (const ConfigError&) {
+      ++unknown_classes[m.op_class];
+      continue;
+    }
+    const bool ok = std::isfinite(m.median_ns) && m.median_ns > 0 && std::isfinite(m.flops) && m.flops >= 0 &&
+                    std::isfinite(m.bytes) && m.bytes >= 0 && (m.flops > 0 || m.bytes > 0);
+    if (!ok) {
+      ++unusable;
+      continue;
+    }
+    by_class[c].push_back(&m);
+  }
+  for (const auto& [name, n] : unknown_classes) {
+    report.warnings.push_back(fmt::format("{} row(s) with operator class '{}' skipped: not a PerfProfile class", n, name));
+  }
+  if (unusable > 0) {
+    report.warnings.push_back(fmt::format(
+        "{} row(s) skipped: median time must be > 0 and FLOPs/bytes finite, >= 0 and not both 0", unusable));
+  }
+
+  std::string counts;
+  for (const auto& [cls, list] : by_class) {
+    const OpClassProfile& ds = datasheet.at(cls);
+    counts += fmt::format("{}{}: {}", counts.empty() ? "" : ", ", op_class_name(cls), list.size());
+    if (static_cast<int>(list.size()) < options.min_points) {
+      report.warnings.push_back(fmt::format("class {}: {} usable row(s), need >= {}; datasheet values kept",
+                                            op_class_name(cls), list.size(), options.min_points));
+      continue;
+    }
+    std::vector<Row> fit_rows;
+    std::vector<Roofs> roofs;
+    for (const Measurement* m : list) {
+      Roofs rf = roofs_for(cls, gpu, row_compute_dtype(*m));
+      Row r;
+      r.size = {m->flops, m->bytes};
+      r.roof = {rf.peak_flops > 0 ? rf.peak_flops : gpu.peak_flops_bf16, rf.bandwidth};
+      r.t_s = m->median_ns / kNsPerS;
+      if (r.roof[kCompute] <= 0 || r.roof[kMemory] <= 0) continue;
+      fit_rows.push_back(r);
+      roofs.push_back(Roofs{r.roof[kCompute], r.roof[kMemory]});
+    }
+    if (static_cast<int>(fit_rows.size()) < options.min_points) {
+      report.warnings.push_back(fmt::format("class {}: GPU '{}' has no roof for these rows; datasheet kept",
+                                            op_class_name(cls), gpu.id));
+      continue;
+    }
+    ClassFitResult f = fit_sides(fit_rows, ds, options);
+
+    ClassFit out;
+    out.op_class = cls;
+    out.compute = f.info[kCompute];
+    out.memory = f.info[kMemory];
+    out.iterations = f.iterations;
+    out.num_points = static_cast<int64_t>(fit_rows.size());
+    OpClassProfile& p = out.profile;
+    p.compute = f.sides[kCompute].curve();  // unfitted sides: datasheet, latency capped (fit_sides)
+    p.memory = f.sides[kMemory].curve();
+    p.launch_overhead_ns = ds.launch_overhead_ns;
+
+    std::vector<double> rel;
+    for (std::size_t i = 0; i < fit_rows.size(); ++i) {
+      double pred = predicted_kernel_ns(p, fit_rows[i].size[kCompute], fit_rows[i].size[kMemory], roofs[i]);
+      rel.push_back(std::abs(pred / (fit_rows[i].t_s * kNsPerS) - 1.0));
+    }
+    double sum = 0;
+    for (double e : rel) sum += e;
+    out.mape = sum / static_cast<double>(rel.size());
+    out.p90_rel_error = percentile(rel, 0.9);
+    out.max_rel_error = percentile(rel, 1.0);
+
+    p.source = fmt::format("measured ({})", label);
+    p.note = fmt::format("{} rows, MAPE {:.1f}%, p90 error {:.1f}%; compute curve: {} ({} rows), memory curve: {} "
+                         "({} rows); launch overhead from the datasheet",
+                         out.num_points, out.mape * 100, out.p90_rel_error * 100, out.compute.how,
+                         out.compute.active_rows, out.memory.how, out.memory.active_rows);
+    report.profile.at(cls) = p;
+    report.classes.push_back(out);
+  }
+  if (report.classes.empty()) {
+    std::string why = counts.empty() ? "no usable rows" : "usable rows per class: " + counts;
+    for (const std::string& w : report.warnings) why += "; " + w;
+    throw ConfigError(fmt::format("calibration fit ({}): no operator class has >= {} usable rows ({})", label,
+                                  options.min_points, why));
+  }
+  return report;
+}
+
+PerfProfile transfer_profile(const PerfProfile& profile, const GpuSpec& target) {
+  PerfProfile out = profile.transferred_to(target);
+  for (std::size_t i = 0; i < kNumOpClasses; ++i) {
+    const OpClassProfile& from = profile.at(static_cast<OpClass>(i));
+    OpClassProfile& c = out.at(static_cast<OpClass>(i));
+    if (from.source.rfind("measured (", 0) == 0) {
+      // "measured (h100-sxm run 3)" -> note keeps "h100-sxm run 3".
+      std::string what = from.source.substr(10, from.source.size() - 11);
+      c.source = fmt::format("transferred (from {})", profile.gpu_id());
+      c.note = fmt::format("measured on {}, efficiencies applied to {}'s roofs; {}", what, target.id, from.note);
+    }
+  }
+  return out;
+}
+
+}  // namespace kvplan::calibration
