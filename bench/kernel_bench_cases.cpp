@@ -2,6 +2,7 @@
 // never zeros), is checked against the CPU reference at a reduced shape of the same configuration
 // (the references accumulate in double and would take minutes at full size), then timed at full size.
 #include "kernel_bench_cases.h"
+#include "kernel_bench_util.h"
 
 #include <cuda_runtime_api.h>
 
@@ -32,67 +33,6 @@ namespace {
 
 using namespace kvplan::kernels;
 
-// A device allocation that lives as long as the case that uses it.
-struct DeviceBlob {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  explicit DeviceBlob(size_t n) : bytes(n) {
-    if (cudaMalloc(&ptr, std::max<size_t>(n, 16)) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceBlob() { cudaFree(ptr); }
-};
-
-template <typename T>
-T* upload(std::vector<std::shared_ptr<DeviceBlob>>& keep, const std::vector<T>& host) {
-  auto blob = std::make_shared<DeviceBlob>(host.size() * sizeof(T));
-  cudaMemcpy(blob->ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
-  keep.push_back(blob);
-  return static_cast<T*>(blob->ptr);
-}
-
-template <typename T>
-T* alloc(std::vector<std::shared_ptr<DeviceBlob>>& keep, size_t n) {
-  auto blob = std::make_shared<DeviceBlob>(n * sizeof(T));
-  cudaMemset(blob->ptr, 0xFF, n * sizeof(T));  // poison: NaN in every float format
-  keep.push_back(blob);
-  return static_cast<T*>(blob->ptr);
-}
-
-template <typename T>
-std::vector<T> download(const T* dev, size_t n) {
-  std::vector<T> host(n);
-  cudaDeviceSynchronize();
-  cudaMemcpy(host.data(), dev, n * sizeof(T), cudaMemcpyDeviceToHost);
-  return host;
-}
-
-std::vector<uint16_t> random16(size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) {
-    float f = d(rng);
-    x = float_to_bf16(f == 0.f ? 0.25f : f);
-  }
-  return v;
-}
-
-// "" when every element is written, finite and within bf16 tolerance of the reference.
-std::string compare_bf16(const std::vector<uint16_t>& got, const std::vector<double>& ref) {
-  if (got.size() != ref.size()) return "size mismatch";
-  size_t bad = 0, nan = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    float g = bf16_to_float(got[i]);
-    if (std::isnan(g)) {
-      ++nan;
-      continue;
-    }
-    if (std::fabs(g - ref[i]) > 2e-2 + 2e-2 * std::fabs(ref[i])) ++bad;
-  }
-  if (nan + bad == 0) return "";
-  return std::to_string(nan) + " NaN/unwritten, " + std::to_string(bad) + " outside tolerance of " +
-         std::to_string(got.size());
-}
-
 struct DecodeShape {
   int batch, q_heads, kv_heads, head_dim, context;
 };
@@ -110,7 +50,7 @@ double decode_flops(const DecodeShape& s) { return 4.0 * s.batch * s.q_heads * d
 
 // Paged or contiguous decode at `s`, with a shuffled block table for paged. `splits` 0 = planned.
 struct DecodeCase {
-  std::vector<std::shared_ptr<DeviceBlob>> keep;
+  Keep keep;
   DecodeAttentionParams contiguous;
   PagedDecodeAttentionParams paged;
   bool is_paged = false;
@@ -220,7 +160,7 @@ void add_decode(Harness& h, const DecodeShape& s, bool paged, int splits, int tp
 void add_prefill(Harness& h, int batch, int len, int prefix, int q_heads, int kv_heads, int head_dim) {
   auto make = [=](int b, int l, int pre, uint64_t seed) {
     struct Case {
-      std::vector<std::shared_ptr<DeviceBlob>> keep;
+      Keep keep;
       PrefillAttentionParams p;
       std::vector<uint16_t> hq, hk, hv, hkc, hvc;
       std::vector<int32_t> cu, prefix_lens, table;
@@ -299,7 +239,7 @@ void add_copies(Harness& h, int pairs) {
   const int blocks = 2 * pairs;
   const size_t elems = size_t(blocks) * block_elems(heads, tpb, dim);
   struct Case {
-    std::vector<std::shared_ptr<DeviceBlob>> keep;
+    Keep keep;
     BlockCopyParams copy;
     BlockSwapParams swap;
     std::vector<int64_t> host_pairs;
@@ -342,7 +282,7 @@ void add_copies(Harness& h, int pairs) {
 // A paged quantized cache filled by the KV-write kernel from random K/V, then read by the
 // quantized decode kernel. Both are cases: the write (all B x L tokens) and the decode.
 struct QuantCase {
-  std::vector<std::shared_ptr<DeviceBlob>> keep;
+  Keep keep;
   KvWriteParams write;
   QuantDecodeParams decode;
   std::vector<uint16_t> hk, hv, hq;

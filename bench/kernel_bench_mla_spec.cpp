@@ -4,6 +4,7 @@
 // elements: timing does not depend on the values, and the checks use shapes where every value is
 // drawn fresh.
 #include "kernel_bench_mla_spec.h"
+#include "kernel_bench_util.h"
 
 #include <cuda_runtime_api.h>
 
@@ -29,17 +30,6 @@ using namespace kvplan::kernels;
 
 constexpr size_t kPatternElems = size_t{1} << 22;
 
-struct DeviceBlob {
-  void* ptr = nullptr;
-  explicit DeviceBlob(size_t bytes) {
-    if (cudaMalloc(&ptr, std::max<size_t>(bytes, 16)) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceBlob() { cudaFree(ptr); }
-  DeviceBlob(const DeviceBlob&) = delete;
-  DeviceBlob& operator=(const DeviceBlob&) = delete;
-};
-using Keep = std::vector<std::shared_ptr<DeviceBlob>>;
-
 // n elements drawn by `gen`; when `host` is given every element is fresh and kept there, otherwise the
 // device buffer repeats a pattern of kPatternElems fresh ones.
 template <typename T, typename Gen>
@@ -55,40 +45,6 @@ T* random_device_buffer(Keep& keep, size_t n, Gen gen, std::vector<T>* host) {
   }
   if (host) *host = std::move(pattern);
   return dev;
-}
-
-template <typename T>
-T* upload(Keep& keep, const std::vector<T>& v) {
-  auto blob = std::make_shared<DeviceBlob>(v.size() * sizeof(T));
-  keep.push_back(blob);
-  cudaMemcpy(blob->ptr, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice);
-  return static_cast<T*>(blob->ptr);
-}
-
-template <typename T>
-T* poisoned(Keep& keep, size_t n) {
-  auto blob = std::make_shared<DeviceBlob>(n * sizeof(T));
-  keep.push_back(blob);
-  cudaMemset(blob->ptr, 0xFF, n * sizeof(T));  // NaN in every float format
-  return static_cast<T*>(blob->ptr);
-}
-
-std::vector<uint16_t> download16(const uint16_t* dev, size_t n) {
-  std::vector<uint16_t> host(n);
-  cudaDeviceSynchronize();
-  cudaMemcpy(host.data(), dev, n * sizeof(uint16_t), cudaMemcpyDeviceToHost);
-  return host;
-}
-
-// "" when every element is written, finite and within bf16 tolerance (2e-2 abs + 2e-2 rel).
-std::string compare_bf16(const std::vector<uint16_t>& got, const std::vector<double>& ref) {
-  if (got.size() != ref.size()) return "size mismatch";
-  size_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const float g = bf16_to_float(got[i]);
-    if (!(std::fabs(g - ref[i]) <= 2e-2 + 2e-2 * std::fabs(ref[i]))) ++bad;  // NaN counts as bad
-  }
-  return bad == 0 ? "" : std::to_string(bad) + " of " + std::to_string(got.size()) + " NaN/unwritten or outside tolerance";
 }
 
 auto bf16_gen(std::mt19937_64& rng, float lo, float hi) {
@@ -153,11 +109,11 @@ std::shared_ptr<MlaCase> make_mla(int batch, int context, bool fp8, int splits, 
   p.kv_scale = upload(c->keep, c->scale);
   p.block_table = upload(c->keep, c->table);
   p.context_lens = upload(c->keep, c->lens);
-  p.out = poisoned<uint16_t>(c->keep, size_t(batch) * kMlaHeads * kMlaKvLoraRank);
+  p.out = alloc<uint16_t>(c->keep, size_t(batch) * kMlaHeads * kMlaKvLoraRank);
   p.num_splits = splits;
   if (splits > 1) {
-    p.partial_out = poisoned<float>(c->keep, size_t(decode_partial_out_elems(batch, splits, kMlaHeads, kMlaKvLoraRank)));
-    p.partial_lse = poisoned<float>(c->keep, size_t(decode_partial_lse_elems(batch, splits, kMlaHeads)));
+    p.partial_out = alloc<float>(c->keep, size_t(decode_partial_out_elems(batch, splits, kMlaHeads, kMlaKvLoraRank)));
+    p.partial_lse = alloc<float>(c->keep, size_t(decode_partial_lse_elems(batch, splits, kMlaHeads)));
   }
   return c;
 }
@@ -173,7 +129,7 @@ std::string check_mla(int batch, int context, bool fp8, int splits) {
   h.kv_scale = c->scale.data();
   h.block_table = c->table.data();
   h.context_lens = c->lens.data();
-  return compare_bf16(download16(c->p.out, c->hq_nope.size()), mla_decode_ref(h));
+  return compare_bf16(download(c->p.out, c->hq_nope.size()), mla_decode_ref(h));
 }
 
 void add_mla(Harness& h, const DeviceInfo& d, int batch, int context, bool fp8) {
@@ -229,7 +185,7 @@ std::shared_ptr<VerifyCase> make_verify(int batch, int context, int draft, int q
   p.v_cache = random_device_buffer<uint16_t>(c->keep, kv_elems, bf16_gen(rng, -1.f, 1.f), keep_host ? &c->hv : nullptr);
   p.block_table = upload(c->keep, c->table);
   p.context_lens = upload(c->keep, c->lens);
-  p.out = poisoned<uint16_t>(c->keep, q_elems);
+  p.out = alloc<uint16_t>(c->keep, q_elems);
   return c;
 }
 
@@ -254,7 +210,7 @@ void add_verify(Harness& h, int batch, int context, int draft, int q_heads, int 
                      hp.v_cache = r->hv.data();
                      hp.block_table = r->table.data();
                      hp.context_lens = r->lens.data();
-                     return compare_bf16(download16(r->p.out, r->hq.size()), spec_verify_ref(hp));
+                     return compare_bf16(download(r->p.out, r->hq.size()), spec_verify_ref(hp));
                    }});
 }
 

@@ -8,6 +8,7 @@
 // written). FLOPs count the algorithm's multiply-adds as 2, not the prefill kernel's recomputation
 // of the chunk scores per 32-column tile.
 #include "kernel_bench_recurrent.h"
+#include "kernel_bench_util.h"
 
 #include <cuda_runtime_api.h>
 
@@ -28,52 +29,6 @@ namespace kvplan::bench {
 namespace {
 
 using namespace kvplan::kernels;
-
-// A device allocation that lives as long as the case that uses it.
-struct DeviceBlob {
-  void* ptr = nullptr;
-  explicit DeviceBlob(size_t n) {
-    if (cudaMalloc(&ptr, std::max<size_t>(n, 16)) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceBlob() { cudaFree(ptr); }
-  DeviceBlob(const DeviceBlob&) = delete;
-  DeviceBlob& operator=(const DeviceBlob&) = delete;
-};
-using Keep = std::vector<std::shared_ptr<DeviceBlob>>;
-
-template <typename T>
-T* upload(Keep& keep, const std::vector<T>& host) {
-  auto blob = std::make_shared<DeviceBlob>(host.size() * sizeof(T));
-  cudaMemcpy(blob->ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
-  keep.push_back(blob);
-  return static_cast<T*>(blob->ptr);
-}
-
-template <typename T>
-T* alloc(Keep& keep, size_t n) {
-  auto blob = std::make_shared<DeviceBlob>(n * sizeof(T));
-  cudaMemset(blob->ptr, 0xFF, n * sizeof(T));  // poison: NaN in every float format
-  keep.push_back(blob);
-  return static_cast<T*>(blob->ptr);
-}
-
-template <typename T>
-std::vector<T> download(const T* dev, size_t n) {
-  std::vector<T> host(n);
-  cudaDeviceSynchronize();
-  cudaMemcpy(host.data(), dev, n * sizeof(T), cudaMemcpyDeviceToHost);
-  return host;
-}
-
-std::vector<uint16_t> random16(size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) {
-    const float f = d(rng);
-    x = float_to_bf16(f == 0.f ? 0.25f : f);
-  }
-  return v;
-}
 
 std::vector<float> uniform(size_t n, float lo, float hi, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> d(lo, hi);

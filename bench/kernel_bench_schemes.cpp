@@ -5,6 +5,7 @@
 // RNG would take longer than the benchmark. Bytes count what the kernel must read (the attended
 // tokens only) and write.
 #include "kernel_bench_schemes.h"
+#include "kernel_bench_util.h"
 
 #include <cuda_runtime_api.h>
 
@@ -66,24 +67,6 @@ std::vector<uint16_t> random_bf16(size_t n, std::mt19937_64& rng, float range = 
     x = float_to_bf16(f == 0.f ? 0.25f * range : f);
   }
   return v;
-}
-
-template <typename T>
-std::vector<T> download(const T* dev, size_t n) {
-  std::vector<T> host(n);
-  cudaDeviceSynchronize();
-  cudaMemcpy(host.data(), dev, n * sizeof(T), cudaMemcpyDeviceToHost);
-  return host;
-}
-
-std::string compare_bf16(const std::vector<uint16_t>& got, const std::vector<double>& ref) {
-  if (got.size() != ref.size()) return "size mismatch";
-  size_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const float g = bf16_to_float(got[i]);
-    if (std::isnan(g) || std::fabs(g - ref[i]) > 2e-2 + 2e-2 * std::fabs(ref[i])) ++bad;
-  }
-  return bad == 0 ? "" : std::to_string(bad) + " of " + std::to_string(got.size()) + " NaN/unwritten or outside tolerance";
 }
 
 int planned_splits(const DeviceInfo& d, int batch, int kv_heads, int attended) {

@@ -37,9 +37,7 @@ class H2ODecodeGpu : public ::testing::TestWithParam<DecodeCase> {};
 TEST_P(H2ODecodeGpu, MatchesReference) {
   KVPLAN_REQUIRE_GPU();
   const DecodeCase& c = GetParam();
-  const uint64_t seed = std::hash<std::string>{}(c.name) ^ std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  KVPLAN_FRESH_RNG(rng, c.name);
   const int num_seqs = static_cast<int>(c.lens.size());
   const int max_tokens = *std::max_element(c.lens.begin(), c.lens.end()) + 5;
   const size_t slab_rows = size_t(num_seqs) * c.num_kv_heads * max_tokens;
@@ -122,9 +120,7 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 TEST_P(H2OEvictGpu, MatchesReferenceExactly) {
   KVPLAN_REQUIRE_GPU();
   const EvictCase& c = GetParam();
-  const uint64_t seed = std::hash<std::string>{}(c.name) ^ std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  KVPLAN_FRESH_RNG(rng, c.name);
   const int num_seqs = static_cast<int>(c.lens.size());
   const int max_tokens = *std::max_element(c.lens.begin(), c.lens.end()) + 3;
   const size_t rows = size_t(num_seqs) * c.num_kv_heads * max_tokens;

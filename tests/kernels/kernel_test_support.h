@@ -12,10 +12,18 @@
 #include <cstdint>
 #include <random>
 #include <sstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "kvplan/kernels/numeric.h"
+
+// A generator with a fresh seed for every run (inputs must differ from run to run), named in the
+// test's trace so a failure can be replayed: KVPLAN_FRESH_RNG(rng, case_name);
+#define KVPLAN_FRESH_RNG(rng, name)                                                           \
+  const uint64_t kvplan_seed_ = std::hash<std::string>{}(name) ^ std::random_device{}();      \
+  SCOPED_TRACE("seed " + std::to_string(kvplan_seed_));                                       \
+  std::mt19937_64 rng(kvplan_seed_)
 
 namespace kvplan::kernels::testing {
 

@@ -37,9 +37,7 @@ class LowRankGpu : public ::testing::TestWithParam<Case> {};
 TEST_P(LowRankGpu, MatchesReference) {
   KVPLAN_REQUIRE_GPU();
   const Case& c = GetParam();
-  const uint64_t seed = std::hash<std::string>{}(c.name) ^ std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  KVPLAN_FRESH_RNG(rng, c.name);
   const int num_seqs = static_cast<int>(c.lens.size());
   const int max_seq_len = *std::max_element(c.lens.begin(), c.lens.end()) + 3;
   const size_t rows = size_t(num_seqs) * c.num_kv_heads * max_seq_len;

@@ -183,9 +183,7 @@ class MlaPrefillGpu : public ::testing::TestWithParam<PrefillCase> {};
 TEST_P(MlaPrefillGpu, MatchesReference) {
   KVPLAN_REQUIRE_GPU();
   const PrefillCase& c = GetParam();
-  const uint64_t seed = std::hash<std::string>{}(c.name) ^ std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  KVPLAN_FRESH_RNG(rng, c.name);
   std::vector<int32_t> cu{0};
   for (int32_t len : c.lens) cu.push_back(cu.back() + len);
   const int total = cu.back();

@@ -39,9 +39,7 @@ class SpecVerifyGpu : public ::testing::TestWithParam<Case> {};
 TEST_P(SpecVerifyGpu, MatchesReference) {
   KVPLAN_REQUIRE_GPU();
   const Case& c = GetParam();
-  const uint64_t seed = std::hash<std::string>{}(c.name) ^ std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  KVPLAN_FRESH_RNG(rng, c.name);
   const int seqs = static_cast<int>(c.context.size());
   const int tpb = c.tokens_per_block;
   const int max_total = *std::max_element(c.context.begin(), c.context.end()) + c.num_draft + 1;

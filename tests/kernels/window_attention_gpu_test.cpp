@@ -39,9 +39,7 @@ class WindowAttentionGpu : public ::testing::TestWithParam<Case> {};
 TEST_P(WindowAttentionGpu, MatchesReference) {
   KVPLAN_REQUIRE_GPU();
   const Case& c = GetParam();
-  const uint64_t seed = std::hash<std::string>{}(c.name) ^ std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  KVPLAN_FRESH_RNG(rng, c.name);
   const int num_seqs = static_cast<int>(c.lens.size());
   const int tpb = c.tokens_per_block;
   const int max_blocks = (*std::max_element(c.lens.begin(), c.lens.end()) + tpb) / tpb + 1;

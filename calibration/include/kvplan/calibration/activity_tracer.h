@@ -16,38 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "kvplan/kernels/status.h"
+
 namespace kvplan::calibration {
 
 // Ok, or the failed call, its code and the place (the CUPTI/CUDA call name, e.g.
-// "cuptiActivityFlushAll"; "params" for bad input; "launch" for a kernel launcher's error).
-class Status {
- public:
-  static Status success() { return Status(); }
-  static Status error(std::string call, int code, std::string message, std::string where) {
-    Status s;
-    s.ok_ = false;
-    s.call_ = std::move(call);
-    s.code_ = code;
-    s.message_ = std::move(message);
-    s.where_ = std::move(where);
-    return s;
-  }
-  bool ok() const { return ok_; }
-  const std::string& call() const { return call_; }
-  int code() const { return code_; }
-  const std::string& message() const { return message_; }
-  std::string describe() const {
-    if (ok_) return "ok";
-    return call_ + " failed (" + std::to_string(code_) + ": " + message_ + ") at " + where_;
-  }
-
- private:
-  bool ok_ = true;
-  std::string call_;
-  int code_ = 0;
-  std::string message_;
-  std::string where_;
-};
+// "cuptiActivityFlushAll"; "params" for bad input; "launch" for a kernel launcher's error): the same
+// Status the kernel launchers return.
+using Status = kernels::Status;
 
 // One kernel (or memory copy / memset) the device ran, as CUPTI reports it. Copies get synthetic
 // names: "memcpy_h2d", "memcpy_d2h", "memcpy_d2d", "memcpy_other", "memset".
