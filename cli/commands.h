@@ -32,6 +32,15 @@ int run_capacity(const SimRequest& request);
 // The default run's simulated answer: concurrent chat users under an SLO.
 int run_default_users();
 
+// `kvplan report SCENARIO --pdf F --html F --csv F --json F` (report_command.cpp, built into the
+// kvplan executable with the report library). --pdf in a build without Qt: prints "PDF needs a build
+// with Qt", returns 2 and writes nothing.
+struct ReportRequest {
+  std::string scenario;
+  std::string pdf, html, csv, json;  // empty: not written
+};
+int run_report(const ReportRequest& request);
+
 // `kvplan calibrate ...` (calibrate_command.cpp).
 int run_calibrate_inspect(const std::string& file, bool json);
 int run_calibrate_import(const std::string& dest, const std::string& src);

@@ -1,5 +1,7 @@
 // kvplan — KV-cache capacity planner. `kvplan` alone runs the default scenario (Llama-3.1-8B on
-// one H100 SXM with vLLM defaults); subcommands: models, gpus, memory, simulate, capacity, calibrate.
+// one H100 SXM with vLLM defaults); subcommands: models, gpus, memory, simulate, capacity, report,
+// calibrate. memory, simulate and capacity take --scenario FILE (scenario_file.h): the file's flags
+// are the base and flags typed on the command line override them.
 #include <iostream>
 #include <map>
 
@@ -7,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "scenario_file.h"
 #include "sim_options.h"
 #include "kvplan/config.h"
 #include "kvplan/core/error.h"
@@ -44,6 +47,13 @@ void add_sim_flags(CLI::App& cmd, std::map<std::string, std::string>& values,
   }
 }
 
+// The scenario file's flags (if any), then the flags typed on the command line on top.
+kvplan::cli::FlagValues with_scenario(const kvplan::cli::FlagValues& file, const kvplan::cli::FlagValues& typed) {
+  kvplan::cli::FlagValues out = file;
+  for (const auto& [name, value] : typed) out[name] = value;
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,6 +77,9 @@ int main(int argc, char** argv) {
   memory->add_option("--compare", request.compare, "KEY=V1,V2,...: side by side, e.g. kv-cache-dtype=auto,fp8,int4");
   memory->add_option("--from-vllm-log", request.from_vllm_log,
                      "A vLLM start-up log: predict its printed figures and compare term by term");
+  std::string scenario_path;
+  const char* scenario_help = "Scenario JSON (docs/reports.md): its flags are the base; flags given here override them";
+  memory->add_option("--scenario", scenario_path, scenario_help);
 
   auto* simulate = app.add_subcommand("simulate", "Simulate serving a workload: latency, throughput, KV memory over time");
   auto* capacity = app.add_subcommand("capacity", "Largest arrival rate or number of users that meets an SLO");
@@ -77,9 +90,18 @@ int main(int argc, char** argv) {
     add_memory_flags(*cmd, sim_memory_values, sim_memory_options);
     add_sim_flags(*cmd, sim_values, sim_options);
     cmd->add_flag("--json", sim_request.json, "JSON output");
+    cmd->add_option("--scenario", scenario_path, scenario_help);
   }
   simulate->add_option("--out", sim_request.out_dir, "Write summary.json, requests.csv and timeseries.csv here");
   capacity->add_option("--tolerance", sim_request.tolerance, "Stop when the bracket is this narrow (relative; default 0.02)");
+
+  auto* report = app.add_subcommand("report", "Write a report of a scenario: PDF with charts, HTML with SVG charts, CSV, JSON");
+  kvplan::cli::ReportRequest report_request;
+  report->add_option("scenario", report_request.scenario, "Scenario JSON (docs/reports.md)")->required();
+  report->add_option("--pdf", report_request.pdf, "PDF file to write (builds with Qt)");
+  report->add_option("--html", report_request.html, "Self-contained HTML file to write");
+  report->add_option("--csv", report_request.csv, "CSV file to write");
+  report->add_option("--json", report_request.json, "JSON file to write");
 
   auto* calibrate = app.add_subcommand("calibrate", "GPU calibration: measure (GPU builds), inspect, merge and fit databases");
   calibrate->require_subcommand(1, 1);
@@ -126,10 +148,13 @@ int main(int argc, char** argv) {
   try {
     if (models->parsed()) return kvplan::cli::run_models(json);
     if (gpus->parsed()) return kvplan::cli::run_gpus(json);
+    kvplan::cli::ScenarioFile scenario;
+    if (!scenario_path.empty()) scenario = kvplan::cli::load_scenario_file(scenario_path);
     if (memory->parsed()) {
-      request.flags = given(values, options);
+      request.flags = with_scenario(scenario.memory_flags, given(values, options));
       return kvplan::cli::run_memory(request);
     }
+    if (report->parsed()) return kvplan::cli::run_report(report_request);
     if (cal_inspect->parsed()) return kvplan::cli::run_calibrate_inspect(cal_file, cal_json);
     if (cal_import->parsed()) return kvplan::cli::run_calibrate_import(cal_file, cal_src);
     if (cal_fit->parsed()) return kvplan::cli::run_calibrate_fit(fit_request);
@@ -140,8 +165,8 @@ int main(int argc, char** argv) {
       CLI::App* cmd = simulate->parsed() ? simulate : capacity;
       for (const auto& [name, opt] : sim_memory_options) mem_opts[name] = cmd->get_option("--" + name);
       for (const auto& [name, opt] : sim_options) sim_opts[name] = cmd->get_option("--" + name);
-      sim_request.memory_flags = given(sim_memory_values, mem_opts);
-      sim_request.sim_flags = given(sim_values, sim_opts);
+      sim_request.memory_flags = with_scenario(scenario.memory_flags, given(sim_memory_values, mem_opts));
+      sim_request.sim_flags = with_scenario(scenario.sim_flags, given(sim_values, sim_opts));
       return simulate->parsed() ? kvplan::cli::run_simulate(sim_request) : kvplan::cli::run_capacity(sim_request);
     }
     // No subcommand: the default scenario.

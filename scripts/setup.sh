@@ -8,6 +8,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev
   libsqlite3-dev sqlite3 libboost-graph-dev libeigen3-dev
+  # Qt 6 for the planner and the PDF report (KVPLAN_BUILD_GUI). Qt6Charts' CMake config needs
+  # Qt6OpenGL, whose CMake files are in libqt6opengl6-dev (not pulled in by qt6-base-dev).
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev xvfb xauth
 )
 
 missing=()

@@ -405,6 +405,7 @@ SimulationResult Loop::run() {
     queue_.push(Event{.time_ns = cfg_.workload.horizon_ns, .kind = EventKind::kStop, .target = 0, .payload = 0});
   }
   while (!queue_.empty() && !stopped_) {
+    if (hooks_.should_stop && hooks_.should_stop()) break;
     Event e = queue_.pop();
     ++result_.events;
     switch (e.kind) {

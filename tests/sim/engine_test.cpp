@@ -344,3 +344,37 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace kvplan::sim
+
+namespace kvplan::sim {
+namespace {
+
+// RunHooks::should_stop (the GUI's Cancel) ends the run between events: fewer requests finish than
+// without it, and the stop is seen exactly when it first says true.
+TEST(Engine, ShouldStopEndsTheRunEarly) {
+  SimulationConfig c = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
+  c.kv_capacity_bytes = 300 * kBlockBytes;
+  c.step_timer = std::make_shared<FormulaTimer>();
+  c.workload.kind = WorkloadKind::kList;
+  for (int64_t i = 0; i < 40; ++i) c.workload.requests.push_back(testing::request(i, i * 1'000'000, 64, 16));
+  SimulationResult full = run_simulation(c);
+  ASSERT_EQ(full.summary.finished, 40);
+
+  int64_t checks = 0;
+  int64_t finished_at_stop = -1;
+  int64_t finished = 0;
+  RunHooks hooks;
+  hooks.on_request = [&](const RequestRecord&) { ++finished; };
+  hooks.should_stop = [&] {
+    ++checks;
+    if (finished >= 10 && finished_at_stop < 0) finished_at_stop = finished;
+    return finished_at_stop >= 0;
+  };
+  SimulationResult cut = run_simulation(c, hooks);
+  EXPECT_GT(checks, 0);
+  EXPECT_EQ(cut.summary.finished, finished_at_stop);
+  EXPECT_LT(cut.summary.finished, 40);
+  EXPECT_LT(cut.events, full.events);
+}
+
+}  // namespace
+}  // namespace kvplan::sim

@@ -116,6 +116,9 @@ struct RunHooks {
   std::function<void(const StepLog&)> on_step;                 // each step, when it starts
   std::function<void(const RequestRecord&)> on_request;        // each finished request
   std::function<void(double fraction)> on_progress;           // about every 1% of the work
+  // Checked between events; returning true ends the run early (the GUI's Cancel). The result then
+  // covers the simulated time reached so far: requests still in flight count as unfinished.
+  std::function<bool()> should_stop;
 };
 
 // Throws ConfigError for an inconsistent config (e.g. static batching with paged memory).

@@ -1,0 +1,93 @@
+// kvplan/gui/report.h — reports of a scenario (PDF with charts, self-contained HTML with SVG charts,
+// CSV and JSON data), shared by `kvplan report` and the planner's Export.
+//
+//   ReportInput in = make_report_input(load_scenario_file("chat.json"));   // runs the analysis
+//   ReportFiles files{.pdf = "r.pdf", .html = "r.html", .csv = "r.csv", .json = "r.json"};
+//   write_report(in, files);                                                  // throws ConfigError on I/O errors
+//
+// Every report holds the inputs, the assumptions with each number's source (measured, transferred
+// or datasheet), the results, and the kvplan version.
+//
+// Two libraries (gui/CMakeLists.txt): kvplan_report_core (no Qt; always built) holds
+// make_report_input and the HTML, CSV and JSON renderers; kvplan_report (Qt Gui + Svg; only with
+// KVPLAN_BUILD_GUI) adds the PDF and write_report. The charts are drawn once, as SVG text
+// (report_svg_charts); the PDF paints the same SVG with QPainter through QSvgRenderer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report_format.h"
+#include "scenario_file.h"
+#include "kvplan/sim/simulation.h"
+
+namespace kvplan::gui {
+
+// One number the results rest on, and where it comes from.
+struct Assumption {
+  std::string what;    // e.g. "GPU memory (NVIDIA H100 SXM5 80GB)"
+  std::string value;   // e.g. "79.19 GiB"
+  std::string source;  // one of kSourceWords
+  std::string note;    // the source document, the formula, the calibration run
+};
+// measured / transferred: from a calibration profile (this GPU / another GPU); datasheet: vendor
+// figures or the datasheet-default cost model; config: the model's published config; computed:
+// exact arithmetic on the shapes; estimate: kvplan's approximation (e.g. activation peak);
+// input: a value the scenario sets.
+inline const std::vector<std::string> kSourceWords = {"measured", "transferred", "datasheet", "config",
+                                                      "computed", "estimate",    "input"};
+
+// Requests of one fixed length that fit in each scheme's KV budget, for a range of lengths.
+struct FitCurve {
+  std::vector<int64_t> context_tokens;      // x: 1024, 2048, ... up to max_model_len
+  std::vector<std::vector<int64_t>> users;  // [scheme][context]
+};
+
+struct ReportInput {
+  cli::ScenarioFile scenario;
+  // Filled by make_report_input: the memory answer per compared scheme, and the simulation (if the
+  // scenario has a workload) with its time series.
+  std::vector<std::string> scheme_labels;
+  std::vector<MemoryPlan> plans;
+  std::optional<sim::SimulationResult> simulation;
+  std::optional<sim::SimulationConfig> simulation_config;
+  std::vector<std::string> assumptions;  // each with its source: "[source] what: value (note)"
+
+  std::vector<cli::MemoryAnswer> answers;  // per scheme, same order as plans
+  std::vector<Assumption> sourced;         // the structured form of `assumptions`
+  FitCurve users_vs_context;
+  std::string kvplan_version;              // "0.1.0 (abc1234)"
+};
+
+struct ReportFiles {
+  std::string pdf, html, csv, json;  // empty: not written
+};
+
+// Throws ConfigError naming the scenario field for bad input (flags are validated here).
+ReportInput make_report_input(const cli::ScenarioFile& scenario);
+
+// Qt-free renderers (kvplan_report_core).
+std::string report_html(const ReportInput& input);
+std::string report_csv(const ReportInput& input);
+nlohmann::json report_json(const ReportInput& input);
+// One SVG document per chart: memory breakdown, users vs context, latency percentiles (if
+// simulated), KV usage over time (if simulated).
+struct SvgChart {
+  std::string title;
+  std::string svg;  // a complete <svg ...>...</svg> element
+  double width = 0, height = 0;
+};
+std::vector<SvgChart> report_svg_charts(const ReportInput& input);
+// Writes the HTML, CSV and JSON files named in `files` (ignores files.pdf).
+void write_report_data(const ReportInput& input, const ReportFiles& files);
+
+// Qt part (kvplan_report): the PDF, and every file in `files`. Creates an offscreen
+// QGuiApplication if none exists (never needs a display).
+void write_report_pdf(const ReportInput& input, const std::string& path);
+void write_report(const ReportInput& input, const ReportFiles& files);
+
+}  // namespace kvplan::gui

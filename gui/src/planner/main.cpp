@@ -1,0 +1,103 @@
+// kvplan-gui — the desktop planner.
+//
+//   kvplan-gui [--scenario FILE]
+//   kvplan-gui --screenshot DIR [--scenario FILE]   // grab every view into DIR/*.png and exit
+//   kvplan-gui --bench [N]                          // time N input changes (5 schemes x 200 points)
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QFileInfo>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "main_window.h"
+#include "sim_options.h"
+
+namespace {
+
+using kvplan::gui::MainWindow;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// An input change (gpu-memory-utilization toggled) until every chart of the visible view has been
+// painted: analysis, model updates, series replace(), and a full render of the window.
+int run_bench(MainWindow& w, int n) {
+  w.set_schemes(kvplan::gui::default_schemes());
+  const int capacity_view = static_cast<int>(w.view_names().indexOf(QStringLiteral("Users vs context")));
+  w.show_view(capacity_view);
+  w.show();
+  QApplication::processEvents();
+  std::vector<double> analysis_ms, update_ms, total_ms;
+  for (int i = 0; i < n; ++i) {
+    QElapsedTimer clock;
+    clock.start();
+    w.inputs().set_value("gpu-memory-utilization", i % 2 == 0 ? "0.85" : "0.9");
+    w.view_widget(capacity_view)->grab();  // paints the chart and its table now
+    total_ms.push_back(static_cast<double>(clock.nsecsElapsed()) / 1e6);
+    analysis_ms.push_back(w.last_analysis_ms());
+    update_ms.push_back(w.last_update_ms());
+  }
+  std::printf("kvplan-gui --bench: %d input changes, %d schemes x %d points\n", n,
+              w.capacity_model().scheme_count(), w.capacity_model().rowCount());
+  std::printf("  analysis (5 plans + users-vs-context curves): median %.3f ms, max %.3f ms\n", median(analysis_ms),
+              *std::max_element(analysis_ms.begin(), analysis_ms.end()));
+  std::printf("  analysis + models + chart series:             median %.3f ms, max %.3f ms\n", median(update_ms),
+              *std::max_element(update_ms.begin(), update_ms.end()));
+  std::printf("  input change to painted view (grab):          median %.3f ms, max %.3f ms\n", median(total_ms),
+              *std::max_element(total_ms.begin(), total_ms.end()));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("kvplan-gui"));
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("KV cache capacity planner"));
+  parser.addHelpOption();
+  QCommandLineOption scenario(QStringLiteral("scenario"), QStringLiteral("Scenario JSON to open."), QStringLiteral("FILE"));
+  QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of every view into DIR and exit."), QStringLiteral("DIR"));
+  QCommandLineOption bench(QStringLiteral("bench"), QStringLiteral("Time input changes and exit."));
+  QCommandLineOption bench_runs(QStringLiteral("bench-runs"), QStringLiteral("Input changes to time (default 50)."), QStringLiteral("N"), QStringLiteral("50"));
+  parser.addOptions({scenario, screenshot, bench, bench_runs});
+  parser.process(app);
+
+  MainWindow w;
+  QString scenario_path = parser.value(scenario);
+  if (scenario_path.isEmpty() && parser.isSet(screenshot)) {
+    const QString shipped = QString::fromStdString(kvplan::cli::data_dir()) + "/scenarios/chat-h100.json";
+    if (QFileInfo::exists(shipped)) scenario_path = shipped;
+  }
+  if (!scenario_path.isEmpty()) {
+    try {
+      w.load_scenario(scenario_path);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kvplan-gui: %s (using the defaults)\n", e.what());
+      if (parser.isSet(scenario)) return 2;
+    }
+  }
+  if (parser.isSet(bench)) return run_bench(w, std::max(1, parser.value(bench_runs).toInt()));
+  w.show();
+  if (parser.isSet(screenshot)) {
+    QApplication::processEvents();
+    if (w.start_simulation()) {
+      if (!w.runner().wait_for_idle(300'000)) {
+        std::fprintf(stderr, "kvplan-gui: the simulation took longer than 5 minutes; screenshots without it\n");
+        w.runner().cancel();
+        w.runner().wait_for_idle(60'000);
+      }
+    } else {
+      std::fprintf(stderr, "kvplan-gui: simulation not started: %s\n", qPrintable(w.inputs().first_error()));
+    }
+    const int n = w.save_screenshots(parser.value(screenshot));
+    std::printf("kvplan-gui: %d screenshots in %s\n", n, qPrintable(parser.value(screenshot)));
+    return n > 0 ? 0 : 1;
+  }
+  return QApplication::exec();
+}

@@ -1,0 +1,544 @@
+#include "main_window.h"
+
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QDir>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPixmap>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QThread>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "chart_util.h"
+#include "inputs_delegate.h"
+#include "model_charts.h"
+#include "kvplan/core/error.h"
+#include "kvplan/core/presets.h"
+#include "kvplan/gui/report.h"
+#include "scenario_file.h"
+#include "sim_options.h"
+
+namespace kvplan::gui {
+
+namespace {
+
+constexpr int kCapacityPoints = 200;     // users-vs-context points per scheme
+constexpr int kMaxChartPoints = 400;     // per series after down-sampling
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+QChartView* new_chart_view(QChart* chart) {
+  chart->setAnimationOptions(QChart::NoAnimation);  // animations would make redraw time unbounded
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  auto* view = new QChartView(chart);
+  view->setRenderHint(QPainter::Antialiasing);
+  view->setMinimumHeight(260);
+  return view;
+}
+
+QLineSeries* add_line(QChart* chart, const QString& name, QValueAxis* x, QValueAxis* y) {
+  auto* s = new QLineSeries;
+  s->setName(name);
+  chart->addSeries(s);
+  s->attachAxis(x);
+  s->attachAxis(y);
+  return s;
+}
+
+std::pair<QValueAxis*, QValueAxis*> add_axes(QChart* chart, const QString& x_title, const QString& y_title) {
+  auto* x = new QValueAxis;
+  auto* y = new QValueAxis;
+  x->setTitleText(x_title);
+  y->setTitleText(y_title);
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  return {x, y};
+}
+
+QString gib(int64_t bytes) { return QString::number(static_cast<double>(bytes) / kGiB, 'f', 2) + " GiB"; }
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), schemes_(default_schemes()) {
+  setWindowTitle(QStringLiteral("kvplan — KV cache planner"));
+  build_ui();
+  build_menus();
+  schemes_edit_->setText(QString::fromStdString(schemes_text(schemes_)));
+  connect(&inputs_, &InputsModel::inputs_changed, this, &MainWindow::recompute);
+  connect(&runner_, &SimulationRunner::progress, progress_, &QProgressBar::setValue);
+  connect(&runner_, &SimulationRunner::finished, this, &MainWindow::on_simulation_finished);
+  connect(&runner_, &SimulationRunner::cancelled, this, [this] {
+    set_running(false);
+    status_->setText(QStringLiteral("Simulation cancelled"));
+  });
+  connect(&runner_, &SimulationRunner::failed, this, [this](const QString& message) {
+    set_running(false);
+    status_->setText(QStringLiteral("Simulation failed: ") + message);
+  });
+  recompute();
+  resize(1400, 860);
+}
+
+MainWindow::~MainWindow() = default;
+
+QWidget* MainWindow::chart_with_table(QChartView* chart, QAbstractItemModel* model, QWidget* extra) {
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(chart);
+  auto* table = new QTableView;
+  table->setModel(model);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table->verticalHeader()->setDefaultSectionSize(20);
+  split->addWidget(table);
+  if (extra != nullptr) split->addWidget(extra);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  return split;
+}
+
+void MainWindow::build_ui() {
+  // Inputs dock.
+  auto* dock = new QDockWidget(QStringLiteral("Inputs"), this);
+  dock->setObjectName(QStringLiteral("inputs"));
+  auto* panel = new QWidget;
+  auto* layout = new QVBoxLayout(panel);
+  auto* inputs_view = new QTableView;
+  inputs_view->setObjectName(QStringLiteral("inputs_view"));
+  inputs_view->setModel(&inputs_);
+  inputs_view->setItemDelegateForColumn(InputsModel::kValueColumn, new InputsDelegate(inputs_view));
+  inputs_view->horizontalHeader()->setSectionResizeMode(InputsModel::kFlagColumn, QHeaderView::ResizeToContents);
+  inputs_view->horizontalHeader()->setSectionResizeMode(InputsModel::kValueColumn, QHeaderView::Interactive);
+  inputs_view->horizontalHeader()->setStretchLastSection(true);
+  inputs_view->setColumnWidth(InputsModel::kValueColumn, 140);
+  inputs_view->verticalHeader()->setDefaultSectionSize(20);
+  inputs_view->verticalHeader()->hide();
+  inputs_view->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::SelectedClicked |
+                               QAbstractItemView::EditKeyPressed | QAbstractItemView::AnyKeyPressed);
+  inputs_view->setWordWrap(false);
+  layout->addWidget(inputs_view);
+  summary_ = new QLabel;
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(summary_);
+  auto* buttons = new QHBoxLayout;
+  run_button_ = new QPushButton(QStringLiteral("Run simulation"));
+  cancel_button_ = new QPushButton(QStringLiteral("Cancel"));
+  cancel_button_->setEnabled(false);
+  progress_ = new QProgressBar;
+  progress_->setRange(0, 100);
+  buttons->addWidget(run_button_);
+  buttons->addWidget(cancel_button_);
+  buttons->addWidget(progress_, 1);
+  layout->addLayout(buttons);
+  dock->setWidget(panel);
+  dock->setMinimumWidth(460);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+  connect(run_button_, &QPushButton::clicked, this, [this] {
+    if (!start_simulation()) status_->setText(QStringLiteral("Cannot run: ") + inputs_.first_error());
+  });
+  connect(cancel_button_, &QPushButton::clicked, &runner_, &SimulationRunner::cancel);
+
+  tabs_ = new QTabWidget;
+  setCentralWidget(tabs_);
+
+  // Memory breakdown per GPU.
+  memory_chart_ = new QChart;
+  memory_chart_->setTitle(QStringLiteral("Memory per GPU (GiB)"));
+  tabs_->addTab(chart_with_table(new_chart_view(memory_chart_), &memory_), QStringLiteral("Memory"));
+
+  // KV bytes per token per layer group.
+  layer_chart_ = new QChart;
+  layer_chart_->setTitle(QStringLiteral("KV bytes per token per layer group (one GPU)"));
+  tabs_->addTab(chart_with_table(new_chart_view(layer_chart_), &layers_), QStringLiteral("KV per layer group"));
+
+  // Users that fit against context length, one line per scheme.
+  capacity_chart_ = new QChart;
+  capacity_chart_->setTitle(QStringLiteral("Requests whose KV fits, against context length"));
+  capacity_x_ = new QLogValueAxis;
+  capacity_y_ = new QLogValueAxis;
+  capacity_x_->setTitleText(QStringLiteral("context (tokens, log scale)"));
+  capacity_y_->setTitleText(QStringLiteral("requests (log scale)"));
+  capacity_x_->setLabelFormat(QStringLiteral("%g"));
+  capacity_y_->setLabelFormat(QStringLiteral("%g"));
+  capacity_x_->setMinorTickCount(-1);
+  capacity_chart_->addAxis(capacity_x_, Qt::AlignBottom);
+  capacity_chart_->addAxis(capacity_y_, Qt::AlignLeft);
+  tabs_->addTab(chart_with_table(new_chart_view(capacity_chart_), &capacity_), QStringLiteral("Users vs context"));
+
+  // TTFT / TPOT percentiles against load, with the SLO lines.
+  load_chart_ = new QChart;
+  load_chart_->setTitle(QStringLiteral("Latency percentiles against load (dashed: SLO)"));
+  std::tie(load_x_, load_y_) = add_axes(load_chart_, QStringLiteral("load"), QStringLiteral("ms"));
+  for (const char* name : {"TTFT p50", "TTFT p90", "TTFT p99", "TPOT p50", "TPOT p90", "TPOT p99", "SLO TTFT", "SLO TPOT"}) {
+    QLineSeries* s = add_line(load_chart_, QString::fromLatin1(name), load_x_, load_y_);
+    s->setPointsVisible(!QString::fromLatin1(name).startsWith("SLO"));
+    if (QString::fromLatin1(name).startsWith("SLO")) {
+      QPen pen(Qt::DashLine);
+      pen.setWidth(2);
+      pen.setColor(QString::fromLatin1(name).endsWith("TTFT") ? QColor(0xc0, 0x30, 0x30) : QColor(0x30, 0x30, 0xc0));
+      s->setPen(pen);
+    }
+  }
+  tabs_->addTab(chart_with_table(new_chart_view(load_chart_), &sweep_), QStringLiteral("Latency vs load"));
+
+  // KV usage and fragmentation over simulated time.
+  time_chart_ = new QChart;
+  time_chart_->setTitle(QStringLiteral("KV cache over simulated time (all replicas)"));
+  std::tie(time_x_, time_y_) = add_axes(time_chart_, QStringLiteral("time (s)"), QStringLiteral("GiB"));
+  for (const char* name : {"used (tokens)", "allocated", "fragmentation", "capacity"}) {
+    add_line(time_chart_, QString::fromLatin1(name), time_x_, time_y_);
+  }
+  tabs_->addTab(chart_with_table(new_chart_view(time_chart_), &timeseries_), QStringLiteral("KV over time"));
+
+  // Latency CDFs.
+  cdf_chart_ = new QChart;
+  cdf_chart_->setTitle(QStringLiteral("Latency CDF (run at the scenario's load)"));
+  std::tie(cdf_x_, cdf_y_) = add_axes(cdf_chart_, QStringLiteral("ms"), QStringLiteral("fraction of requests"));
+  for (const char* name : {"TTFT", "TPOT", "E2E"}) add_line(cdf_chart_, QString::fromLatin1(name), cdf_x_, cdf_y_);
+  tabs_->addTab(chart_with_table(new_chart_view(cdf_chart_), &cdf_), QStringLiteral("Latency CDF"));
+
+  // Comparison table, with the editor of the compared schemes.
+  auto* comparison_panel = new QWidget;
+  auto* comparison_layout = new QVBoxLayout(comparison_panel);
+  auto* schemes_row = new QHBoxLayout;
+  schemes_row->addWidget(new QLabel(QStringLiteral("Schemes (';' between schemes, flag=value overrides):")));
+  schemes_edit_ = new QLineEdit;
+  schemes_edit_->setObjectName(QStringLiteral("schemes_edit"));
+  schemes_row->addWidget(schemes_edit_, 1);
+  comparison_layout->addLayout(schemes_row);
+  schemes_error_ = new QLabel;
+  schemes_error_->setStyleSheet(QStringLiteral("color: #b00020"));
+  comparison_layout->addWidget(schemes_error_);
+  auto* comparison_view = new QTableView;
+  comparison_view->setModel(&comparison_);
+  comparison_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  comparison_view->horizontalHeader()->setStretchLastSection(true);
+  comparison_layout->addWidget(comparison_view, 1);
+  tabs_->addTab(comparison_panel, QStringLiteral("Comparison"));
+  connect(schemes_edit_, &QLineEdit::editingFinished, this, [this] { set_schemes_text(schemes_edit_->text()); });
+
+  // Calibration: measured kernels against the fitted profile (when the profile input is set).
+  calibration_chart_ = new QChart;
+  tabs_->addTab(chart_with_table(new_chart_view(calibration_chart_), &calibration_), QStringLiteral("Calibration"));
+
+  status_ = new QLabel;
+  statusBar()->addWidget(status_, 1);
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+  file->addAction(QStringLiteral("&Open scenario..."), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open scenario"), {}, QStringLiteral("Scenario (*.json)"));
+    if (path.isEmpty()) return;
+    try {
+      load_scenario(path);
+    } catch (const std::exception& e) {
+      QMessageBox::warning(this, QStringLiteral("Open scenario"), QString::fromUtf8(e.what()));
+    }
+  })->setShortcut(QKeySequence::Open);
+  file->addAction(QStringLiteral("&Save scenario..."), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save scenario"), {}, QStringLiteral("Scenario (*.json)"));
+    if (path.isEmpty()) return;
+    try {
+      save_scenario(path);
+    } catch (const std::exception& e) {
+      QMessageBox::warning(this, QStringLiteral("Save scenario"), QString::fromUtf8(e.what()));
+    }
+  })->setShortcut(QKeySequence::Save);
+  file->addAction(QStringLiteral("Load model &config.json..."), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Model config"), {}, QStringLiteral("Hugging Face config (*.json)"));
+    if (!path.isEmpty()) inputs_.set_value("model", path.toStdString());
+  });
+  file->addAction(QStringLiteral("&Export report..."), this, [this] {
+    const QString base = QFileDialog::getSaveFileName(this, QStringLiteral("Export report (base name)"));
+    if (base.isEmpty()) return;
+    // The report runs its own analysis (and simulation); keep it off the GUI thread.
+    status_->setText(QStringLiteral("Exporting..."));
+    auto error = std::make_shared<QString>();
+    const cli::ScenarioFile s = scenario();
+    QThread* t = QThread::create([s, base, error] {
+      try {
+        write_report(make_report_input(s), ReportFiles{.pdf = (base + ".pdf").toStdString(),
+                                                       .html = (base + ".html").toStdString(),
+                                                       .csv = (base + ".csv").toStdString(),
+                                                       .json = (base + ".json").toStdString()});
+      } catch (const std::exception& e) {
+        *error = QString::fromUtf8(e.what());
+      }
+    });
+    connect(t, &QThread::finished, this, [this, t, error, base] {
+      status_->setText(error->isEmpty() ? QStringLiteral("Exported ") + base + QStringLiteral(".{pdf,html,csv,json}")
+                                        : QStringLiteral("Export failed: ") + *error);
+      t->deleteLater();
+    });
+    t->start();
+  });
+  file->addSeparator();
+  file->addAction(QStringLiteral("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+}
+
+void MainWindow::recompute() {
+  QElapsedTimer clock;
+  clock.start();
+  analysis_ = analyze(inputs_.memory_flags(), schemes_, kCapacityPoints);
+  last_analysis_ms_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+  if (analysis_.base) {
+    memory_.set_plan(analysis_.base->plan);
+    layers_.set_layout(analysis_.base->layout);
+    const MemoryPlan& p = analysis_.base->plan;
+    summary_->setText(QStringLiteral("<b>%1</b>: KV budget %2 per GPU, %3 tokens, %4 requests at %5 tokens%6")
+                          .arg(QString::fromStdString(p.engine_label), gib(p.kv_budget_bytes))
+                          .arg(p.kv_cache_tokens)
+                          .arg(p.requests_at_max_len)
+                          .arg(p.max_model_len)
+                          .arg(p.fits ? QString() : QStringLiteral(" — <b>does not fit</b>")));
+  } else {
+    memory_.clear();
+    layers_.clear();
+    summary_->setText(QStringLiteral("<b>Inputs invalid:</b> ") + QString::fromStdString(analysis_.error).toHtmlEscaped());
+  }
+  capacity_.set_analysis(analysis_);
+  comparison_.set_analysis(analysis_);
+  update_memory_chart();
+  update_layer_chart();
+  update_capacity_chart();
+  update_calibration();
+  last_update_ms_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+  status_->setText(QStringLiteral("Analysis %1 ms, views updated in %2 ms")
+                       .arg(last_analysis_ms_, 0, 'f', 2)
+                       .arg(last_update_ms_, 0, 'f', 2));
+}
+
+void MainWindow::update_memory_chart() {
+  draw_memory_chart(memory_chart_, memory_, analysis_.base ? QStringLiteral("GPU (stage %1)").arg(analysis_.base->plan.pipeline_stage)
+                                                          : QStringLiteral("GPU"));
+}
+
+void MainWindow::update_layer_chart() { draw_layer_chart(layer_chart_, layers_); }
+
+void MainWindow::update_capacity_chart() {
+  const int schemes = capacity_.scheme_count();
+  while (static_cast<int>(capacity_series_.size()) > schemes) {
+    capacity_chart_->removeSeries(capacity_series_.back());
+    delete capacity_series_.back();
+    capacity_series_.pop_back();
+  }
+  while (static_cast<int>(capacity_series_.size()) < schemes) {
+    auto* line = new QLineSeries;
+    capacity_chart_->addSeries(line);
+    line->attachAxis(capacity_x_);
+    line->attachAxis(capacity_y_);
+    capacity_series_.push_back(line);
+  }
+  double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
+  for (int s = 0; s < schemes; ++s) {
+    capacity_series_[static_cast<size_t>(s)]->setName(capacity_.headerData(1 + s, Qt::Horizontal).toString());
+    QList<QPointF> points = model_points(capacity_, 0, 1 + s, kMaxChartPoints);
+    // Log axes: "none fit" (0) has no place on them; the table still shows it.
+    points.removeIf([](const QPointF& p) { return p.x() <= 0 || p.y() <= 0; });
+    for (const QPointF& p : points) {
+      x0 = std::min(x0, p.x());
+      x1 = std::max(x1, p.x());
+      y0 = std::min(y0, p.y());
+      y1 = std::max(y1, p.y());
+    }
+    capacity_series_[static_cast<size_t>(s)]->replace(points);
+  }
+  if (x1 > 0) {
+    capacity_x_->setRange(x0, std::max(x1, x0 * 2));
+    capacity_y_->setRange(std::max(0.5, y0 / 1.5), std::max(y1 * 1.5, 2.0));
+  }
+}
+
+void MainWindow::update_simulation_charts() {
+  const QList<QAbstractSeries*> load_series = load_chart_->series();
+  const int columns[] = {LoadSweepModel::kTtftP50Column, LoadSweepModel::kTtftP90Column, LoadSweepModel::kTtftP99Column,
+                         LoadSweepModel::kTpotP50Column, LoadSweepModel::kTpotP90Column, LoadSweepModel::kTpotP99Column};
+  for (int i = 0; i < 6; ++i) {
+    replace_series(static_cast<QXYSeries*>(load_series[i]), sweep_, LoadSweepModel::kLoadColumn, columns[i], kMaxChartPoints);
+  }
+  // SLO lines span the swept loads; a target of 0 is not checked and gets no line.
+  const int rows = sweep_.rowCount();
+  const double x0 = rows > 0 ? sweep_.index(0, 0).data(Qt::EditRole).toDouble() : 0;
+  const double x1 = rows > 0 ? sweep_.index(rows - 1, 0).data(Qt::EditRole).toDouble() : 1;
+  auto slo_line = [&](QAbstractSeries* s, double ms) {
+    auto* xy = static_cast<QXYSeries*>(s);
+    xy->replace(ms > 0 && rows > 0 ? QList<QPointF>{{x0, ms}, {x1, ms}} : QList<QPointF>{});
+  };
+  slo_line(load_series[6], sweep_.slo().ttft_ms);
+  slo_line(load_series[7], sweep_.slo().tpot_ms);
+  load_x_->setTitleText(sweep_.load_is_users() ? QStringLiteral("users") : QStringLiteral("load (requests/s or trace speed)"));
+  fit_axes(load_chart_, load_x_, load_y_);
+
+  const QList<QAbstractSeries*> time_series = time_chart_->series();
+  const int time_columns[] = {TimeSeriesModel::kUsedColumn, TimeSeriesModel::kAllocatedColumn,
+                              TimeSeriesModel::kFragmentationColumn, TimeSeriesModel::kCapacityColumn};
+  for (int i = 0; i < 4; ++i) {
+    replace_series(static_cast<QXYSeries*>(time_series[i]), timeseries_, TimeSeriesModel::kTimeColumn, time_columns[i], kMaxChartPoints);
+  }
+  fit_axes(time_chart_, time_x_, time_y_);
+
+  const QList<QAbstractSeries*> cdf_series = cdf_chart_->series();
+  const int cdf_columns[] = {LatencyCdfModel::kTtftColumn, LatencyCdfModel::kTpotColumn, LatencyCdfModel::kE2eColumn};
+  for (int i = 0; i < 3; ++i) {
+    // x = latency, y = fraction.
+    replace_series(static_cast<QXYSeries*>(cdf_series[i]), cdf_, cdf_columns[i], LatencyCdfModel::kFractionColumn, kMaxChartPoints);
+  }
+  fit_axes(cdf_chart_, cdf_x_, cdf_y_);
+  cdf_x_->setMin(0);
+}
+
+void MainWindow::update_calibration() {
+  const std::string path = inputs_.value("profile");
+  const std::string key = path + '\n' + inputs_.value("gpu");
+  if (key == calibration_key_ || !inputs_.valid()) return;
+  calibration_key_ = key;
+  try {
+    if (path.empty()) calibration_.clear();
+    else calibration_.load(path, resolve_gpu(inputs_.value("gpu")));
+  } catch (const std::exception& e) {
+    calibration_.clear();
+    status_->setText(QStringLiteral("Calibration view: ") + QString::fromUtf8(e.what()));
+  }
+  draw_calibration_chart(calibration_chart_, calibration_);
+}
+
+bool MainWindow::start_simulation(std::vector<double> load_factors) {
+  if (runner_.running() || !inputs_.valid()) return false;
+  SimulationJob job;
+  try {
+    job.config = cli::build_simulation(cli::build_scenario(inputs_.memory_flags()), inputs_.simulation_flags());
+  } catch (const std::exception& e) {
+    status_->setText(QString::fromUtf8(e.what()));
+    return false;
+  }
+  job.load_factors = std::move(load_factors);
+  if (!runner_.start(std::move(job))) return false;
+  set_running(true);
+  progress_->setValue(0);
+  status_->setText(QStringLiteral("Simulating..."));
+  return true;
+}
+
+void MainWindow::on_simulation_finished() {
+  set_running(false);
+  const SimulationOutcome& o = *runner_.outcome();
+  timeseries_.set_rows(o.result.timeseries);
+  cdf_.set_outcome(o, kCapacityPoints);
+  sim::SimulationConfig c;
+  bool users = false;
+  try {
+    c = cli::build_simulation(cli::build_scenario(inputs_.memory_flags()), inputs_.simulation_flags());
+    users = c.workload.kind == sim::WorkloadKind::kClosedLoop;
+  } catch (const std::exception&) {
+    // Inputs changed since the run started; the SLO lines then use the defaults.
+  }
+  sweep_.set_outcome(o, c.slo, users);
+  update_simulation_charts();
+  const sim::RunSummary& s = o.result.summary;
+  status_->setText(QStringLiteral("Simulated %1 requests (%2 unfinished) in %3 ms of wall time; p90 TTFT %4 ms, p90 TPOT %5 ms%6")
+                       .arg(s.finished)
+                       .arg(s.unfinished)
+                       .arg(o.wall_ms, 0, 'f', 0)
+                       .arg(s.ttft_ms.p90, 0, 'f', 1)
+                       .arg(s.tpot_ms.p90, 0, 'f', 2)
+                       .arg(c.slo.any() ? (s.meets_slo ? QStringLiteral(", meets the SLO") : QStringLiteral(", misses the SLO"))
+                                        : QString()));
+}
+
+void MainWindow::set_running(bool running) {
+  run_button_->setEnabled(!running);
+  cancel_button_->setEnabled(running);
+}
+
+cli::ScenarioFile MainWindow::scenario() const {
+  cli::ScenarioFile s;
+  s.name = scenario_name_.isEmpty() ? std::string("planner") : scenario_name_.toStdString();
+  s.memory_flags = inputs_.memory_flags();
+  s.sim_flags = inputs_.simulation_flags();
+  for (const SchemeOverride& o : schemes_) s.compare.push_back(o.overrides);
+  return s;
+}
+
+void MainWindow::load_scenario(const QString& path) {
+  cli::ScenarioFile s = cli::load_scenario_file(path.toStdString());
+  scenario_name_ = QString::fromStdString(s.name);
+  schemes_ = s.compare.empty() ? default_schemes() : schemes_from_compare(s.compare);
+  schemes_edit_->setText(QString::fromStdString(schemes_text(schemes_)));
+  schemes_error_->clear();
+  inputs_.set_flags(s.memory_flags, s.sim_flags);  // recomputes through inputs_changed
+  setWindowTitle(QStringLiteral("kvplan — ") + scenario_name_);
+}
+
+void MainWindow::save_scenario(const QString& path) const { cli::save_scenario_file(path.toStdString(), scenario()); }
+
+void MainWindow::export_report(const QString& base) const {
+  write_report(make_report_input(scenario()), ReportFiles{.pdf = (base + ".pdf").toStdString(),
+                                                          .html = (base + ".html").toStdString(),
+                                                          .csv = (base + ".csv").toStdString(),
+                                                          .json = (base + ".json").toStdString()});
+}
+
+void MainWindow::set_schemes(std::vector<SchemeOverride> schemes) {
+  schemes_ = std::move(schemes);
+  schemes_edit_->setText(QString::fromStdString(schemes_text(schemes_)));
+  schemes_error_->clear();
+  recompute();
+}
+
+bool MainWindow::set_schemes_text(const QString& text) {
+  try {
+    set_schemes(parse_schemes(text.toStdString()));
+    return true;
+  } catch (const ConfigError& e) {
+    schemes_error_->setText(QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+QStringList MainWindow::view_names() const {
+  QStringList names;
+  for (int i = 0; i < tabs_->count(); ++i) names << tabs_->tabText(i);
+  return names;
+}
+
+void MainWindow::show_view(int index) { tabs_->setCurrentIndex(index); }
+
+QWidget* MainWindow::view_widget(int index) const { return tabs_->widget(index); }
+
+int MainWindow::save_screenshots(const QString& dir) {
+  QDir().mkpath(dir);
+  int written = 0;
+  for (int i = 0; i < tabs_->count(); ++i) {
+    if (view_widget(i)->findChild<QChartView*>() != nullptr && tabs_->tabText(i) == QStringLiteral("Calibration") &&
+        !calibration_.has_profile()) {
+      continue;  // nothing to show without a profile
+    }
+    show_view(i);
+    QApplication::processEvents();
+    QString name = tabs_->tabText(i).toLower();
+    name.replace(' ', '-');
+    if (grab().save(QDir(dir).filePath(name + ".png"))) ++written;
+  }
+  show_view(0);
+  return written;
+}
+
+}  // namespace kvplan::gui

@@ -1,0 +1,143 @@
+// gui/src/planner/main_window.h — the planner window: inputs on the left (InputsModel in a table,
+// each value checked as it is typed), views in tabs (Qt Charts over the result models, each with the
+// table that feeds it), a Run / Cancel bar with progress. Analytic results are recomputed on every
+// input change on the GUI thread (microseconds per scheme); simulations run on a SimulationRunner.
+//
+//   MainWindow w;  w.load_scenario("data/scenarios/chat-h100.json");  w.show();
+//   w.inputs().set_value("kv-cache-dtype", "fp8");   // every view follows
+#pragma once
+
+#include <QMainWindow>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis.h"
+#include "calibration_model.h"
+#include "inputs_model.h"
+#include "scenario_file.h"
+#include "results_models.h"
+#include "simulation_models.h"
+#include "simulation_worker.h"
+
+class QBarCategoryAxis;
+class QChart;
+class QChartView;
+class QLabel;
+class QLineEdit;
+class QLineSeries;
+class QLogValueAxis;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+class QValueAxis;
+
+namespace kvplan::gui {
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  InputsModel& inputs() { return inputs_; }
+  const MemoryBreakdownModel& memory_model() const { return memory_; }
+  const LayerGroupModel& layer_model() const { return layers_; }
+  const CapacityModel& capacity_model() const { return capacity_; }
+  const ComparisonModel& comparison_model() const { return comparison_; }
+  const TimeSeriesModel& timeseries_model() const { return timeseries_; }
+  const LatencyCdfModel& cdf_model() const { return cdf_; }
+  const LoadSweepModel& sweep_model() const { return sweep_; }
+  const CalibrationModel& calibration_model() const { return calibration_; }
+  SimulationRunner& runner() { return runner_; }
+  const Analysis& analysis() const { return analysis_; }
+
+  // Throws ConfigError (from cli/scenario_file.h) for a bad file; the window is unchanged then.
+  void load_scenario(const QString& path);
+  void save_scenario(const QString& path) const;
+  cli::ScenarioFile scenario() const;
+  // Writes BASE.pdf, .html, .csv and .json through gui/report.h. Throws ConfigError.
+  void export_report(const QString& base_path) const;
+
+  void set_schemes(std::vector<SchemeOverride> schemes);
+  // The Comparison tab's editor: parse_schemes text; false (and the message shown) when malformed.
+  bool set_schemes_text(const QString& text);
+  const std::vector<SchemeOverride>& schemes() const { return schemes_; }
+
+  // Starts the scenario's simulation with a load sweep; false when inputs are invalid or one runs.
+  bool start_simulation(std::vector<double> load_factors = {0.5, 1.0, 1.5, 2.0});
+
+  // Views, for --screenshot and tests.
+  QStringList view_names() const;
+  void show_view(int index);
+  QWidget* view_widget(int index) const;
+  int save_screenshots(const QString& dir);  // returns how many files were written
+
+  double last_analysis_ms() const { return last_analysis_ms_; }
+  double last_update_ms() const { return last_update_ms_; }  // analysis + models + chart series
+
+ public slots:
+  void recompute();
+
+ private:
+  void build_ui();
+  void build_menus();
+  QWidget* chart_with_table(QChartView* chart, QAbstractItemModel* model, QWidget* extra = nullptr);
+  void update_memory_chart();
+  void update_layer_chart();
+  void update_capacity_chart();
+  void update_simulation_charts();
+  void update_calibration();
+  void on_simulation_finished();
+  void set_running(bool running);
+
+  InputsModel inputs_;
+  MemoryBreakdownModel memory_;
+  LayerGroupModel layers_;
+  CapacityModel capacity_;
+  ComparisonModel comparison_;
+  TimeSeriesModel timeseries_;
+  LatencyCdfModel cdf_;
+  LoadSweepModel sweep_;
+  CalibrationModel calibration_;
+  std::string calibration_key_;  // profile path + GPU the calibration view shows
+  SimulationRunner runner_;
+  Analysis analysis_;
+  std::vector<SchemeOverride> schemes_;
+  QString scenario_name_;
+
+  QTabWidget* tabs_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QLineEdit* schemes_edit_ = nullptr;
+  QLabel* schemes_error_ = nullptr;
+  QLabel* status_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QPushButton* run_button_ = nullptr;
+  QPushButton* cancel_button_ = nullptr;
+
+  QChart* memory_chart_ = nullptr;
+  QChart* layer_chart_ = nullptr;
+  QChart* capacity_chart_ = nullptr;
+  QLogValueAxis* capacity_x_ = nullptr;
+  QLogValueAxis* capacity_y_ = nullptr;
+  std::vector<QLineSeries*> capacity_series_;
+  QChart* load_chart_ = nullptr;
+  QValueAxis* load_x_ = nullptr;
+  QValueAxis* load_y_ = nullptr;
+  QChart* time_chart_ = nullptr;
+  QValueAxis* time_x_ = nullptr;
+  QValueAxis* time_y_ = nullptr;
+  QChart* cdf_chart_ = nullptr;
+  QValueAxis* cdf_x_ = nullptr;
+  QValueAxis* cdf_y_ = nullptr;
+  QChart* calibration_chart_ = nullptr;
+
+  double last_analysis_ms_ = 0;
+  double last_update_ms_ = 0;
+};
+
+}  // namespace kvplan::gui

@@ -1,0 +1,34 @@
+// gui/src/report_document.h — the report's text content as plain sections and tables, built once
+// from a ReportInput and rendered by both the HTML writer and the PDF painter (so they agree).
+//
+//   ReportDocument d = build_report_document(input);
+//   for (const ReportSection& s : d.sections) { ... s.heading, s.paragraphs, s.tables ... }
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kvplan/gui/report.h"
+
+namespace kvplan::gui::internal {
+
+struct ReportTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;  // each row has header.size() cells
+};
+
+struct ReportSection {
+  std::string heading;
+  std::vector<std::string> paragraphs;
+  std::vector<ReportTable> tables;
+};
+
+struct ReportDocument {
+  std::string title;
+  std::string subtitle;  // kvplan version and the scenario's one-line setup
+  std::vector<ReportSection> sections;
+};
+
+ReportDocument build_report_document(const ReportInput& input);
+
+}  // namespace kvplan::gui::internal

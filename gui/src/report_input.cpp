@@ -1,0 +1,142 @@
+// gui/src/report_input.cpp — make_report_input: the analysis a report shows. One memory answer per
+// compared scheme, requests-that-fit against context length, the simulation of the base scheme when
+// the scenario has a workload, and every assumption with its source.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "kvplan/config.h"
+#include "kvplan/core/error.h"
+#include "kvplan/gui/report.h"
+#include "sim_options.h"
+
+namespace kvplan::gui {
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+// Runs `f`; a ConfigError from it is re-thrown with the scenario and the section it came from, so
+// the message names the field ("scenario 'chat': memory: --gpu-memory-utilization=2 must be ...").
+template <typename F>
+auto in_section(const cli::ScenarioFile& s, const std::string& section, F&& f) {
+  try {
+    return f();
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("scenario '{}': {}: {}", s.name.empty() ? "(unnamed)" : s.name, section, e.what()));
+  }
+}
+
+std::string scheme_label(const cli::FlagValues& overrides) {
+  if (overrides.empty()) return "base";
+  std::string out;
+  for (const auto& [k, v] : overrides) out += (out.empty() ? "" : ", ") + k + "=" + v;
+  return out;
+}
+
+// "measured (h100-sxm run 3)" -> "measured"; anything unknown is reported as datasheet only if it
+// says so, else kept as "estimate" (never silently promoted to measured).
+std::string source_word(const std::string& label) {
+  for (const char* w : {"measured", "transferred", "datasheet"}) {
+    if (label.rfind(w, 0) == 0) return w;
+  }
+  return "estimate";
+}
+
+std::string term_source(const MemoryTerm& t) {
+  if (t.how.find("estimate") != std::string::npos) return "estimate";
+  if (t.how.find("measured") != std::string::npos) return "measured";
+  return "computed";
+}
+
+void add(ReportInput& in, Assumption a) {
+  in.assumptions.push_back(fmt::format("[{}] {}: {}{}", a.source, a.what, a.value, a.note.empty() ? "" : " (" + a.note + ")"));
+  in.sourced.push_back(std::move(a));
+}
+
+void add_assumptions(ReportInput& in) {
+  const cli::MemoryAnswer& base = in.answers.front();
+  const GpuSpec& gpu = base.scenario.gpu;
+  const ModelConfig& model = base.scenario.model;
+  add(in, {fmt::format("GPU memory ({})", gpu.name), fmt::format("{:.2f} GiB", gpu.memory_bytes / kGiB), "datasheet", gpu.source});
+  add(in, {"GPU memory the driver reports", fmt::format("{:.2f} GiB", gpu.usable_memory_bytes / kGiB), "datasheet",
+           gpu.usable_memory_source});
+  add(in, {"GPU memory bandwidth", fmt::format("{:.0f} GB/s", gpu.memory_bandwidth_bytes_per_s / 1e9), "datasheet", gpu.source});
+  add(in, {"GPU peak bf16 tensor FLOP/s", fmt::format("{:.0f} TFLOP/s", gpu.peak_flops_bf16 / 1e12), "datasheet", gpu.source});
+  add(in, {fmt::format("model shapes ({})", model.name),
+           fmt::format("{} parameters", cli::with_commas(base.params.total())), "config",
+           model.source.empty() ? "the given config file" : model.source});
+  for (size_t i = 0; i < in.answers.size(); ++i) {
+    const cli::MemoryAnswer& a = in.answers[i];
+    add(in, {fmt::format("KV bytes per token ({})", in.scheme_labels[i]), fmt::format("{:g} B", a.kv_bytes_per_token),
+             "computed", a.scenario.scheme.describe()});
+  }
+  for (const MemoryTerm& t : base.plan.terms) {
+    add(in, {fmt::format("{} ({})", t.label, in.scheme_labels.front()), fmt::format("{:.2f} GiB", t.bytes / kGiB),
+             term_source(t), t.how});
+  }
+  for (const auto& [k, v] : in.scenario.memory_flags) add(in, {"memory flag --" + k, v, "input", ""});
+  for (const auto& [k, v] : in.scenario.sim_flags) add(in, {"simulate flag --" + k, v, "input", ""});
+  if (in.simulation) {
+    for (const std::string& line : in.simulation->cost_sources) {
+      auto colon = line.find(": ");
+      std::string cls = colon == std::string::npos ? "step cost" : line.substr(0, colon);
+      std::string rest = colon == std::string::npos ? line : line.substr(colon + 2);
+      std::string label = rest.substr(0, rest.find(" — "));
+      std::string note = rest.find(" — ") == std::string::npos ? "" : rest.substr(rest.find(" — ") + 5);
+      add(in, {"step cost of " + cls, label, source_word(label), note});
+    }
+  }
+}
+
+FitCurve users_vs_context(const std::vector<cli::MemoryAnswer>& answers) {
+  FitCurve curve;
+  int64_t max_len = 0;
+  for (const cli::MemoryAnswer& a : answers) max_len = std::max(max_len, a.plan.max_model_len);
+  for (int64_t len = 1024; len < max_len; len *= 2) curve.context_tokens.push_back(len);
+  if (max_len > 0) curve.context_tokens.push_back(max_len);
+  for (const cli::MemoryAnswer& a : answers) {
+    std::vector<int64_t> row;
+    for (int64_t len : curve.context_tokens) {
+      if (len > a.plan.max_model_len || a.plan.kv_budget_bytes <= 0) {
+        row.push_back(0);
+        continue;
+      }
+      DistributionFit f = fit_distribution(a.plan, a.layout, LengthDistribution::fixed(len));
+      row.push_back(f.requests_at_mean);
+    }
+    curve.users.push_back(std::move(row));
+  }
+  return curve;
+}
+
+}  // namespace
+
+ReportInput make_report_input(const cli::ScenarioFile& scenario) {
+  ReportInput in;
+  in.scenario = scenario;
+  in.kvplan_version = fmt::format("{} ({})", KVPLAN_VERSION, KVPLAN_GIT_COMMIT);
+  std::vector<cli::FlagValues> schemes = scenario.compare;
+  if (schemes.empty()) schemes.emplace_back();
+  for (size_t i = 0; i < schemes.size(); ++i) {
+    cli::FlagValues flags = scenario.memory_flags;
+    for (const auto& [k, v] : schemes[i]) flags[k] = v;
+    std::string section = scenario.compare.empty() ? "memory" : fmt::format("compare[{}] (on top of memory)", i);
+    cli::MemoryAnswer a = in_section(scenario, section, [&] { return cli::answer_memory(cli::build_scenario(flags)); });
+    in.scheme_labels.push_back(scheme_label(schemes[i]));
+    in.plans.push_back(a.plan);
+    in.answers.push_back(std::move(a));
+  }
+  in.users_vs_context = users_vs_context(in.answers);
+  if (!scenario.sim_flags.empty()) {
+    // The base scheme (the memory flags plus the first compared scheme's overrides) is simulated.
+    const cli::Scenario& base = in.answers.front().scenario;
+    in.simulation_config = in_section(scenario, "simulate", [&] { return cli::build_simulation(base, scenario.sim_flags); });
+    in.simulation = in_section(scenario, "simulate", [&] { return sim::run_simulation(*in.simulation_config); });
+  }
+  add_assumptions(in);
+  return in;
+}
+
+}  // namespace kvplan::gui

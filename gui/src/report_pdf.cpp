@@ -1,0 +1,183 @@
+// gui/src/report_pdf.cpp — the PDF report: the same sections, tables and charts as the HTML,
+// painted with QPainter on a QPdfWriter (A4, several pages). Charts are the SVG documents of
+// report_svg_charts painted through QSvgRenderer, so the PDF and the HTML draw identical charts.
+#include <QByteArray>
+#include <QFont>
+#include <QFontMetricsF>
+#include <QGuiApplication>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSvgRenderer>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+#include "kvplan/gui/report.h"
+#include "report_document.h"
+
+namespace kvplan::gui {
+
+namespace {
+
+// QPainter needs fonts, and fonts need a QGuiApplication. The CLI has none: create one on the
+// offscreen platform (never needs a display) and keep it for the life of the process.
+void ensure_gui_application() {
+  if (QCoreApplication::instance() != nullptr) return;
+  static int argc = 3;
+  static char arg0[] = "kvplan", arg1[] = "-platform", arg2[] = "offscreen";
+  static char* argv[] = {arg0, arg1, arg2, nullptr};
+  static std::unique_ptr<QGuiApplication> app = std::make_unique<QGuiApplication>(argc, argv);
+}
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// Lays out text top to bottom, starting a new page when the next block does not fit.
+class PdfLayout {
+ public:
+  static constexpr double kDpi = 96;  // 1 unit = 1 CSS pixel, the SVG charts' unit
+
+  explicit PdfLayout(QPdfWriter& writer) : writer_(writer), painter_(&writer) {
+    if (!painter_.isActive()) throw ConfigError("report: the PDF painter could not start");
+    width_ = writer.width();
+    height_ = writer.height();
+  }
+  ~PdfLayout() { painter_.end(); }
+
+  void heading(const std::string& text, double size) {
+    QFont f = font(size, true);
+    need(QFontMetricsF(f).height() * 2.2);
+    y_ += size > 14 ? 0 : 10;
+    paragraph_with(text, f);
+    y_ += 4;
+  }
+  void paragraph(const std::string& text) { paragraph_with(text, font(9, false)); }
+
+  void table(const internal::ReportTable& t) {
+    const QFont body = font(8, false), head = font(8, true);
+    const size_t n = t.header.size();
+    // Natural column widths (capped), scaled down to the page width when wider.
+    std::vector<double> w(n, 30);
+    for (size_t c = 0; c < n; ++c) {
+      w[c] = std::max(w[c], QFontMetricsF(head).horizontalAdvance(q(t.header[c])) + 8);
+      for (const auto& row : t.rows) {
+        if (c < row.size()) w[c] = std::max(w[c], QFontMetricsF(body).horizontalAdvance(q(row[c])) + 8);
+      }
+      w[c] = std::min(w[c], 320.0);
+    }
+    double total = 0;
+    for (double x : w) total += x;
+    if (total > width_) {
+      for (double& x : w) x *= width_ / total;
+    }
+    row(t.header, w, head, true);
+    for (const auto& r : t.rows) row(r, w, body, false);
+    y_ += 8;
+  }
+
+  void chart(const SvgChart& c) {
+    double scale = std::min(1.0, width_ / c.width);
+    double h = c.height * scale;
+    need(h + 10);
+    QSvgRenderer renderer(QByteArray::fromStdString(c.svg));
+    if (!renderer.isValid()) throw ConfigError(fmt::format("report: chart '{}' is not valid SVG", c.title));
+    renderer.render(&painter_, QRectF(0, y_, c.width * scale, h));
+    y_ += h + 12;
+  }
+
+  void new_page() {
+    writer_.newPage();
+    ++pages_;
+    y_ = 0;
+  }
+  int pages() const { return pages_; }
+
+ private:
+  static QFont font(double points, bool bold) {
+    QFont f("DejaVu Sans");
+    f.setPointSizeF(points);
+    f.setBold(bold);
+    return f;
+  }
+  void need(double h) {
+    if (y_ > 0 && y_ + h > height_) new_page();
+  }
+  void paragraph_with(const std::string& text, const QFont& f) {
+    painter_.setFont(f);
+    QRectF box = painter_.boundingRect(QRectF(0, 0, width_, 1e6), Qt::TextWordWrap, q(text));
+    need(box.height());
+    painter_.drawText(QRectF(0, y_, width_, box.height()), Qt::TextWordWrap, q(text));
+    y_ += box.height() + 4;
+  }
+  void row(const std::vector<std::string>& cells, const std::vector<double>& w, const QFont& f, bool header) {
+    painter_.setFont(f);
+    double h = 0;
+    for (size_t c = 0; c < w.size() && c < cells.size(); ++c) {
+      h = std::max(h, painter_.boundingRect(QRectF(0, 0, w[c] - 6, 1e6), Qt::TextWordWrap, q(cells[c])).height());
+    }
+    h += 4;
+    need(h);
+    double x = 0;
+    for (size_t c = 0; c < w.size(); ++c) {
+      QRectF cell(x, y_, w[c], h);
+      if (header) painter_.fillRect(cell, QColor(240, 240, 240));
+      painter_.setPen(QColor(200, 200, 200));
+      painter_.drawRect(cell);
+      painter_.setPen(Qt::black);
+      if (c < cells.size()) painter_.drawText(cell.adjusted(3, 2, -3, -2), Qt::TextWordWrap, q(cells[c]));
+      x += w[c];
+    }
+    y_ += h;
+  }
+
+  QPdfWriter& writer_;
+  QPainter painter_;
+  double width_ = 0, height_ = 0, y_ = 0;
+  int pages_ = 1;
+};
+
+}  // namespace
+
+void write_report_pdf(const ReportInput& in, const std::string& path) {
+  ensure_gui_application();
+  const internal::ReportDocument d = internal::build_report_document(in);
+  QPdfWriter writer(q(path));
+  writer.setResolution(static_cast<int>(PdfLayout::kDpi));
+  writer.setPageSize(QPageSize(QPageSize::A4));
+  writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+  writer.setTitle(q(d.title));
+  writer.setCreator(q("kvplan " + in.kvplan_version));
+  {
+    PdfLayout page(writer);
+    page.heading(d.title, 18);
+    page.paragraph(d.subtitle);
+    for (const internal::ReportSection& s : d.sections) {
+      if (s.heading.rfind("Assumptions", 0) == 0) {
+        // Charts on their own pages, between the results and the assumptions (as in the HTML).
+        page.new_page();
+        page.heading("Charts", 14);
+        for (const SvgChart& c : report_svg_charts(in)) page.chart(c);
+        page.new_page();
+      }
+      page.heading(s.heading, 14);
+      for (const std::string& p : s.paragraphs) page.paragraph(p);
+      for (const internal::ReportTable& t : s.tables) page.table(t);
+    }
+  }  // the painter ends here and QPdfWriter finishes the file when it goes out of scope
+}
+
+void write_report(const ReportInput& in, const ReportFiles& files) {
+  write_report_data(in, files);
+  if (!files.pdf.empty()) {
+    write_report_pdf(in, files.pdf);
+    FILE* f = std::fopen(files.pdf.c_str(), "rb");
+    if (f == nullptr) throw ConfigError(fmt::format("report: PDF file '{}' cannot be written", files.pdf));
+    std::fclose(f);
+  }
+}
+
+}  // namespace kvplan::gui
