@@ -355,8 +355,11 @@ AdmitResult PagedKvManager::admit(const SeqKvRequest& request, int64_t initial_t
       identity = false;  // one granularity per cache (a trace uses one); others get no sharing
     }
   }
+  // Hashes may describe the answer too (a conversation turn): they are kept for caching at release,
+  // while the lookup below is capped at the prompt.
+  const int64_t identity_tokens = request.identity_tokens > 0 ? request.identity_tokens : request.prompt_tokens;
   int64_t num_hashes = identity ? std::min<int64_t>(static_cast<int64_t>(request.prefix_hashes.size()),
-                                                    request.prompt_tokens / hbt)
+                                                    identity_tokens / hbt)
                                 : 0;
   match_nodes_.clear();
   int64_t cached_blocks = 0;
@@ -384,7 +387,7 @@ AdmitResult PagedKvManager::admit(const SeqKvRequest& request, int64_t initial_t
 
   Seq& seq = new_seq(request.seq);
   seq.prompt_tokens = request.prompt_tokens;
-  seq.prefix_valid_tokens = request.prompt_tokens;
+  seq.prefix_valid_tokens = identity_tokens;
   if (identity) {
     seq.hash_block_tokens = hbt;
     seq.hashes.assign(request.prefix_hashes.begin(), request.prefix_hashes.begin() + num_hashes);

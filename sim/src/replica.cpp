@@ -107,6 +107,7 @@ struct Replica::Impl {
     if (with_prefix && !s.prefilled_elsewhere) {
       r.hash_block_tokens = s.spec.hash_block_tokens;
       r.prefix_hashes = s.spec.prefix_hashes;
+      r.identity_tokens = s.spec.identity_tokens;
     }
     return r;
   }

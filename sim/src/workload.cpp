@@ -204,7 +204,9 @@ struct ClosedLoopUsers::Impl {
     r.user = u;
     r.turn = st.turn;
     r.hash_block_tokens = spec.hash_block_tokens;
-    const int64_t whole_blocks = r.prompt_tokens / spec.hash_block_tokens;
+    // The answer is part of the next turn's prompt: the identity covers prompt + answer.
+    r.identity_tokens = r.total_tokens();
+    const int64_t whole_blocks = r.identity_tokens / spec.hash_block_tokens;
     r.prefix_hashes.reserve(static_cast<size_t>(whole_blocks));
     for (int64_t i = 0; i < whole_blocks; ++i) r.prefix_hashes.push_back(block_hash(st.conversation_uid, i));
     ++st.sent;

@@ -170,9 +170,10 @@ TEST(Engine, ClosedLoopUsersSendTheirRequests) {
   EXPECT_EQ(second_turns, 6);
 }
 
-TEST(Engine, MultiTurnPrefixHitsAreExactlyThePreviousPrompt) {
+TEST(Engine, MultiTurnPrefixHitsAreExactlyThePreviousTurn) {
   // With memory to spare nothing is evicted, so turn t+1 finds exactly the whole 16-token blocks of
-  // turn t's prompt (answers are not cached: their blocks carry no prompt identity when released).
+  // turn t's cached tokens: its prompt and its answer except the last token (whose KV is never
+  // written: the request ends when it is sampled).
   SimulationConfig c = base(100000);
   c.scheduler.kind = SchedulerKind::kSglang;
   c.prefix_caching = true;
@@ -189,14 +190,16 @@ TEST(Engine, MultiTurnPrefixHitsAreExactlyThePreviousPrompt) {
   SimulationResult result;
   auto rec = records_of(c, &result);
   ASSERT_EQ(result.summary.finished, 40);
-  std::map<std::pair<int32_t, int32_t>, int32_t> prompt_of;  // (user, request index) -> prompt
+  std::map<std::pair<int32_t, int32_t>, int32_t> cached_of;  // (user, request index) -> KV tokens at the end
   int64_t hits = 0, prompts = 0, checked = 0;
-  for (const auto& [id, r] : rec) prompt_of[{r.user, static_cast<int32_t>(id & 0xffffffff)}] = r.prompt_tokens;
+  for (const auto& [id, r] : rec) {
+    cached_of[{r.user, static_cast<int32_t>(id & 0xffffffff)}] = r.prompt_tokens + r.output_tokens - 1;
+  }
   for (const auto& [id, r] : rec) {
     const int32_t index = static_cast<int32_t>(id & 0xffffffff);
     int64_t expected = 0;
     if (r.turn > 0) {
-      expected = prompt_of.at({r.user, index - 1}) / 16 * 16;
+      expected = cached_of.at({r.user, index - 1}) / 16 * 16;
       ++checked;
     }
     EXPECT_EQ(r.cached_tokens, expected) << "user " << r.user << " request " << index << " turn " << r.turn;

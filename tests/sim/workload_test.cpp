@@ -184,7 +184,8 @@ TEST(ClosedLoopTest, TurnsGrowByOutputPlusFollowupAndKeepTheirPrefix) {
   EXPECT_EQ(t0.prompt_tokens, 100);
   EXPECT_EQ(t0.output_tokens, 30);
   EXPECT_EQ(t0.hash_block_tokens, 16);
-  EXPECT_EQ(t0.prefix_hashes.size(), 6u);  // floor(100 / 16)
+  EXPECT_EQ(t0.identity_tokens, 130);       // prompt + answer
+  EXPECT_EQ(t0.prefix_hashes.size(), 8u);  // floor(130 / 16)
 
   const auto t1 = users.next_request(1, 5'000);
   ASSERT_TRUE(t1);
@@ -192,14 +193,14 @@ TEST(ClosedLoopTest, TurnsGrowByOutputPlusFollowupAndKeepTheirPrefix) {
   EXPECT_EQ(t1->id, (int64_t{1} << 32) + 1);
   EXPECT_EQ(t1->turn, 1);
   EXPECT_EQ(t1->prompt_tokens, 150);  // 100 prompt + 30 answer + 20 new message
-  EXPECT_EQ(t1->prefix_hashes.size(), 9u);  // floor(150 / 16)
+  EXPECT_EQ(t1->prefix_hashes.size(), 11u);  // floor((150 + 30) / 16)
   EXPECT_TRUE(starts_with(t1->prefix_hashes, t0.prefix_hashes));
 
   const auto t2 = users.next_request(1, 9'000);
   ASSERT_TRUE(t2);
   EXPECT_EQ(t2->turn, 2);
   EXPECT_EQ(t2->prompt_tokens, 200);  // 150 + 30 + 20
-  EXPECT_EQ(t2->prefix_hashes.size(), 12u);
+  EXPECT_EQ(t2->prefix_hashes.size(), 14u);  // floor((200 + 30) / 16)
   EXPECT_TRUE(starts_with(t2->prefix_hashes, t1->prefix_hashes));
 
   // After 3 turns a new conversation: back to the first prompt, nothing shared with the old one.
@@ -207,7 +208,7 @@ TEST(ClosedLoopTest, TurnsGrowByOutputPlusFollowupAndKeepTheirPrefix) {
   ASSERT_TRUE(t3);
   EXPECT_EQ(t3->turn, 0);
   EXPECT_EQ(t3->prompt_tokens, 100);
-  ASSERT_EQ(t3->prefix_hashes.size(), 6u);
+  ASSERT_EQ(t3->prefix_hashes.size(), 8u);
   for (uint64_t h : t3->prefix_hashes) {
     EXPECT_EQ(std::count(t2->prefix_hashes.begin(), t2->prefix_hashes.end(), h), 0);
   }

@@ -28,6 +28,8 @@ struct SeqKvRequest {
   int64_t final_tokens = 0;   // prompt + output: only the oracle reservation policy may use it
   int32_t hash_block_tokens = 0;           // prefix identity (see request.h); 0: none
   std::span<const uint64_t> prefix_hashes;
+  int64_t identity_tokens = 0;  // tokens the hashes describe (0: prompt_tokens); blocks within it
+                                // are cached at release, lookups stop at the prompt
 };
 
 struct AdmitResult {

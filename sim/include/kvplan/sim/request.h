@@ -7,7 +7,10 @@
 // [i * hash_block_tokens, (i + 1) * hash_block_tokens). Two requests whose lists agree on the first
 // k entries share their first k * hash_block_tokens prompt tokens (Mooncake's hash_ids, with 512
 // tokens per hash block; synthetic multi-turn conversations use the same convention). Only whole
-// hash blocks are listed, so the list holds at most prompt_tokens / hash_block_tokens entries.
+// hash blocks are listed, so the list holds at most identity_tokens / hash_block_tokens entries.
+// identity_tokens is how far the content identity reaches: the prompt for traces, the prompt and the
+// answer for a conversation turn (its answer is part of the next turn's prompt, so the engine's
+// cached KV of the answer is reusable, as vLLM's and SGLang's caches reuse it).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,7 @@ struct RequestSpec {
   int32_t turn = 0;            // turn within a conversation
   int32_t hash_block_tokens = 0;       // 0: no prefix identity
   std::vector<uint64_t> prefix_hashes;  // see above
+  int64_t identity_tokens = 0;          // 0: prompt_tokens (see above)
 
   int64_t total_tokens() const { return int64_t{prompt_tokens} + output_tokens; }
 };
