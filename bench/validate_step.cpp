@@ -73,9 +73,6 @@ Status cuda(cudaError_t e, const char* call) {
   if (e == cudaSuccess) return Status::success();
   return Status::error(call, int(e), cudaGetErrorString(e), "validate_step.cpp");
 }
-Status from_kernel(const kk::Status& s) {
-  return s.ok() ? Status::success() : Status::error(s.call(), s.code(), s.message(), s.where());
-}
 
 struct Gpu {
   std::vector<void*> allocs;
@@ -142,12 +139,12 @@ struct Step {
       if (Status s = gemm(g, x2, wqkv[size_t(l)], qkv, t, d.hidden, qkv_n); !s.ok()) return s;         // qkv_proj
       if (Status s = launch_elementwise(qkv, qkv, size_t(t) * (d.q_heads + d.kv_heads) * d.head_dim, g.stream); !s.ok())
         return s;                                                                                       // RoPE
-      if (Status s = from_kernel(kk::launch_kv_write(write, g.stream)); !s.ok()) return s;            // KV write
+      if (Status s = kk::launch_kv_write(write, g.stream); !s.ok()) return s;            // KV write
       if (decode) {
-        if (Status s = from_kernel(kk::launch_paged_decode_attention(*decode, g.stream)); !s.ok()) return s;
+        if (Status s = kk::launch_paged_decode_attention(*decode, g.stream); !s.ok()) return s;
       }
       if (prefill) {
-        if (Status s = from_kernel(kk::launch_prefill_attention(*prefill, g.stream)); !s.ok()) return s;
+        if (Status s = kk::launch_prefill_attention(*prefill, g.stream); !s.ok()) return s;
       }
       if (Status s = gemm(g, attn, wo[size_t(l)], x2, t, d.q_heads * d.head_dim, d.hidden); !s.ok()) return s;  // o_proj
       if (Status s = launch_elementwise(x2, x, th, g.stream); !s.ok()) return s;                      // residual + norm

@@ -11,6 +11,9 @@
 
 namespace kvplan::calibration::internal {
 
+// A CUDA runtime error code (cudaError_t) as a Status naming the call; ok for cudaSuccess.
+Status cuda_status(int error, const char* call, int line);
+
 // CUDA events on the default stream: N+1 events back to back, one synchronization at the end.
 class CudaEventTimer : public RepetitionTimer {
  public:

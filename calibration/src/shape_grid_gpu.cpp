@@ -1,25 +1,20 @@
-// CUDA side of the calibration runner (runner_gpu.h): the CUDA-event timer, the shape grids (each
-// shape allocates fresh random inputs on the device and returns its launch), and the machine's
-// description (NVML through dlopen, else nvidia-smi; read only, clocks never set).
+// The calibration shape grids (runner_gpu.h): each shape allocates fresh random inputs on the device
+// and returns its launch, with the bytes and FLOPs its parameters imply.
 #include "runner_gpu.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <numeric>
 #include <random>
 #include <set>
 
 #include "kvplan/calibration/gpu_probes.h"
-#include "kvplan/config.h"
 #include "kvplan/kernels/block_copy.h"
 #include "kvplan/kernels/decode_attention.h"
 #include "kvplan/kernels/device.h"
@@ -35,16 +30,6 @@ namespace {
 
 using namespace kvplan::kernels;
 using kvplan::calibration::Status;
-
-Status cuda_status(cudaError_t e, const char* call, int line) {
-  if (e == cudaSuccess) return Status::success();
-  return Status::error(call, static_cast<int>(e), cudaGetErrorString(e), "runner_gpu.cpp:" + std::to_string(line));
-}
-
-Status from_kernel(const kernels::Status& s) {
-  if (s.ok()) return Status::success();
-  return Status::error(s.call(), s.code(), s.message(), s.where());
-}
 
 // Device and pinned allocations of one shape; freed when the shape's launch is dropped.
 struct Holder {
@@ -162,7 +147,7 @@ Shape decode_shape(const DecodeSpec& d) {
       p.num_splits = d.splits;
       p.partial_out = static_cast<float*>(pout);
       p.partial_lse = static_cast<float*>(plse);
-      *launch = [h, p]() { return from_kernel(launch_decode_attention(p, nullptr)); };
+      *launch = [h, p]() { return (launch_decode_attention(p, nullptr)); };
       return finish_prepare();
     }
     // Paged: each sequence holds just the blocks its length needs, in a shuffled pool order.
@@ -203,7 +188,7 @@ Shape decode_shape(const DecodeSpec& d) {
     p.num_splits = d.splits;
     p.partial_out = static_cast<float*>(pout);
     p.partial_lse = static_cast<float*>(plse);
-    *launch = [h, p]() { return from_kernel(launch_paged_decode_attention(p, nullptr)); };
+    *launch = [h, p]() { return (launch_paged_decode_attention(p, nullptr)); };
     return finish_prepare();
   };
   return s;
@@ -268,7 +253,7 @@ Shape prefill_shape(int batch, int len, int prefix, int q_heads, int kv_heads, i
       p.tokens_per_block = tpb;
       p.max_blocks_per_seq = blocks;
     }
-    *launch = [h, p]() { return from_kernel(launch_prefill_attention(p, nullptr)); };
+    *launch = [h, p]() { return (launch_prefill_attention(p, nullptr)); };
     return finish_prepare();
   };
   return s;
@@ -369,7 +354,7 @@ Shape kv_write_shape(CacheType type, int tokens, int kv_heads, int head_dim) {
     if (Status st = make_quant(type, 1, tokens, kv_heads, kv_heads, head_dim, &q); !st.ok()) return st;
     auto h = q.h;
     KvWriteParams w = q.write;
-    *launch = [h, w]() { return from_kernel(launch_kv_write(w, nullptr)); };
+    *launch = [h, w]() { return (launch_kv_write(w, nullptr)); };
     return finish_prepare();
   };
   return s;
@@ -390,10 +375,10 @@ Shape quant_decode_shape(CacheType type, int batch, int ctx, int q_heads, int kv
     QuantSetup q;
     if (Status st = make_quant(type, batch, ctx, q_heads, kv_heads, head_dim, &q); !st.ok()) return st;
     // The cache must hold real codes: write every token once before timing the decode.
-    if (Status st = from_kernel(launch_kv_write(q.write, nullptr)); !st.ok()) return st;
+    if (Status st = (launch_kv_write(q.write, nullptr)); !st.ok()) return st;
     auto h = q.h;
     QuantDecodeParams d = q.decode;
-    *launch = [h, d]() { return from_kernel(launch_quant_decode_attention(d, nullptr)); };
+    *launch = [h, d]() { return (launch_quant_decode_attention(d, nullptr)); };
     return finish_prepare();
   };
   return s;
@@ -426,7 +411,7 @@ Shape block_copy_shape(int pairs, const std::string& kind) {
       int64_t* dpairs = nullptr;
       if (Status st = h->upload(pair_list, &dpairs); !st.ok()) return st;
       BlockCopyParams c{static_cast<uint16_t*>(k), static_cast<uint16_t*>(v), dpairs, pairs, blocks, heads, tpb, dim};
-      *launch = [h, c]() { return from_kernel(launch_block_copy(c, nullptr)); };
+      *launch = [h, c]() { return (launch_block_copy(c, nullptr)); };
       return finish_prepare();
     }
     void *hk = nullptr, *hv = nullptr;
@@ -437,7 +422,7 @@ Shape block_copy_shape(int pairs, const std::string& kind) {
                       static_cast<uint16_t*>(hv), host_pairs->data(), pairs, blocks, pairs, heads, tpb, dim};
     const bool out = kind == "swap_out";
     *launch = [h, host_pairs, w, out]() {
-      return from_kernel(out ? launch_swap_out(w, nullptr) : launch_swap_in(w, nullptr));
+      return (out ? launch_swap_out(w, nullptr) : launch_swap_in(w, nullptr));
     };
     return finish_prepare();
   };
@@ -661,172 +646,6 @@ std::vector<Shape> build_shape_grid(GridSize size, int device, std::vector<std::
                                    " GPUs, but the multi-GPU collective sweep is not implemented yet)"
                              : "NCCL all-reduce: skipped (one GPU)");
   return g;
-}
-
-// ── CudaEventTimer ──────────────────────────────────────────────────────────────────────────────
-
-CudaEventTimer::~CudaEventTimer() {
-  for (void* e : events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
-}
-
-Status CudaEventTimer::time_repetitions(int reps, const Launch& launch, std::vector<double>* per_rep_ns) {
-  per_rep_ns->clear();
-  while (events_.size() < size_t(reps) + 1) {
-    cudaEvent_t e = nullptr;
-    if (Status s = cuda_status(cudaEventCreate(&e), "cudaEventCreate", __LINE__); !s.ok()) return s;
-    events_.push_back(e);
-  }
-  if (Status s = cuda_status(cudaEventRecord(static_cast<cudaEvent_t>(events_[0]), nullptr), "cudaEventRecord", __LINE__);
-      !s.ok())
-    return s;
-  for (int i = 0; i < reps; ++i) {
-    if (Status s = launch(); !s.ok()) return s;
-    if (Status s = cuda_status(cudaGetLastError(), "launch (cudaGetLastError)", __LINE__); !s.ok()) return s;
-    if (Status s = cuda_status(cudaEventRecord(static_cast<cudaEvent_t>(events_[size_t(i) + 1]), nullptr),
-                               "cudaEventRecord", __LINE__);
-        !s.ok())
-      return s;
-  }
-  if (Status s = synchronize(); !s.ok()) return s;
-  for (int i = 0; i < reps; ++i) {
-    float ms = 0;
-    if (Status s = cuda_status(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(events_[size_t(i)]),
-                                                    static_cast<cudaEvent_t>(events_[size_t(i) + 1])),
-                               "cudaEventElapsedTime", __LINE__);
-        !s.ok())
-      return s;
-    per_rep_ns->push_back(double(ms) * 1e6);
-  }
-  return Status::success();
-}
-
-Status CudaEventTimer::synchronize() {
-  return cuda_status(cudaDeviceSynchronize(), "cudaDeviceSynchronize", __LINE__);
-}
-
-// ── machine description ─────────────────────────────────────────────────────────────────────────
-
-namespace {
-
-std::string uuid_text(const cudaUUID_t& u) {
-  char buf[64];
-  const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
-  std::snprintf(buf, sizeof buf, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-  return buf;
-}
-
-// NVML through dlopen: no nvml.h or libnvidia-ml at build time; read-only queries only.
-bool read_nvml(const std::string& uuid, GpuState* st) {
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return false;
-  using Init = int (*)();
-  using ByUuid = int (*)(const char*, void**);
-  using Clock = int (*)(void*, int, unsigned*);
-  using Temp = int (*)(void*, int, unsigned*);
-  using Power = int (*)(void*, unsigned*);
-  using Driver = int (*)(char*, unsigned);
-  auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-  auto by_uuid = reinterpret_cast<ByUuid>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
-  auto clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-  auto temp = reinterpret_cast<Temp>(dlsym(lib, "nvmlDeviceGetTemperature"));
-  auto power = reinterpret_cast<Power>(dlsym(lib, "nvmlDeviceGetPowerUsage"));
-  auto driver = reinterpret_cast<Driver>(dlsym(lib, "nvmlSystemGetDriverVersion"));
-  auto shutdown = reinterpret_cast<Init>(dlsym(lib, "nvmlShutdown"));
-  bool ok = false;
-  if (init && by_uuid && clock && init() == 0) {
-    void* dev = nullptr;
-    if (by_uuid(uuid.c_str(), &dev) == 0) {
-      unsigned sm = 0, mem = 0, t = 0, mw = 0;
-      clock(dev, 1 /*NVML_CLOCK_SM*/, &sm);
-      clock(dev, 2 /*NVML_CLOCK_MEM*/, &mem);
-      if (temp) temp(dev, 0 /*NVML_TEMPERATURE_GPU*/, &t);
-      if (power) power(dev, &mw);
-      char drv[96] = {0};
-      if (driver && driver(drv, sizeof drv) == 0) st->driver = drv;
-      st->clocks_json = "{\"mem_mhz\":" + std::to_string(mem) + ",\"power_w\":" + std::to_string(mw / 1000) +
-                        ",\"sm_mhz\":" + std::to_string(sm) + ",\"source\":\"nvml\",\"temp_c\":" + std::to_string(t) + "}";
-      ok = true;
-    }
-    if (shutdown) shutdown();
-  }
-  dlclose(lib);
-  return ok;
-}
-
-bool read_nvidia_smi(const std::string& uuid, GpuState* st) {
-  const std::string cmd = "nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw "
-                          "--format=csv,noheader,nounits -i " + uuid + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return false;
-  char line[512] = {0};
-  const bool got = std::fgets(line, sizeof line, p) != nullptr;
-  pclose(p);
-  if (!got) return false;
-  std::string text(line);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  std::vector<std::string> f;
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == ',') {
-      std::string v = text.substr(start, i - start);
-      while (!v.empty() && v.front() == ' ') v.erase(v.begin());
-      f.push_back(v);
-      start = i + 1;
-    }
-  }
-  if (f.size() < 5) return false;
-  st->driver = f[0];
-  auto num = [](const std::string& v) { return v.find_first_not_of("0123456789.") == std::string::npos && !v.empty() ? v : "null"; };
-  st->clocks_json = "{\"mem_mhz\":" + num(f[2]) + ",\"power_w\":" + num(f[4]) + ",\"sm_mhz\":" + num(f[1]) +
-                    ",\"source\":\"nvidia-smi\",\"temp_c\":" + num(f[3]) + "}";
-  return true;
-}
-
-}  // namespace
-
-GpuState read_gpu_state(int device) {
-  GpuState st;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
-    st.name = prop.name;
-    st.uuid = uuid_text(prop.uuid);
-  }
-  if (!read_nvml(st.uuid, &st) && !read_nvidia_smi(st.uuid, &st)) {
-    st.clocks_json = "{\"source\":\"unavailable\"}";
-  }
-  if (st.driver.empty()) {
-    int v = 0;
-    cudaDriverGetVersion(&v);
-    st.driver = "cuda-driver-api " + std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-  }
-  return st;
-}
-
-RunInfo describe_this_machine(int device, const std::string& mode, const std::string& cupti_version) {
-  RunInfo r;
-  const GpuState st = read_gpu_state(device);
-  const DeviceInfo d = query_device(device);
-  r.gpu_name = st.name;
-  r.gpu_uuid = st.uuid;
-  r.driver_version = st.driver;
-  r.cuda_version = std::to_string(d.runtime_version / 1000) + "." + std::to_string((d.runtime_version % 1000) / 10);
-  r.cupti_version = cupti_version;
-  r.clocks_seen = "{\"before\":" + st.clocks_json + "}";
-  r.kvplan_version = KVPLAN_VERSION;
-  r.git_commit = KVPLAN_GIT_COMMIT;
-  char host[256] = {0};
-  if (gethostname(host, sizeof host - 1) == 0) r.host = host;
-  char when[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  r.started_utc = when;
-  r.mode = mode;
-  r.num_sms = d.num_sms;
-  r.memory_bytes = d.memory_bytes;
-  return r;
 }
 
 }  // namespace kvplan::calibration::internal
