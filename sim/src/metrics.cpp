@@ -28,34 +28,40 @@ std::string Slo::describe() const {
   return out;
 }
 
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  // Nearest rank: the smallest value with at least p% of the values at or below it.
-  double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
+namespace {
+
+// Nearest rank on ascending values: the smallest value with at least p% of the values at or below it.
+double nearest_rank(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
   size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
-  return values[std::min(index, values.size() - 1)];
+  return sorted[std::min(index, sorted.size() - 1)];
 }
 
-Percentiles summarize_values(std::vector<double> values) {
+Percentiles summarize_sorted(const std::vector<double>& sorted) {
   Percentiles out;
-  if (values.empty()) return out;
-  std::sort(values.begin(), values.end());
+  if (sorted.empty()) return out;
   double sum = 0;
-  for (double v : values) sum += v;
-  out.mean = sum / static_cast<double>(values.size());
-  auto at = [&](double p) {
-    double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
-    size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
-    return values[std::min(index, values.size() - 1)];
-  };
-  out.p50 = at(50);
-  out.p90 = at(90);
-  out.p95 = at(95);
-  out.p99 = at(99);
-  out.max = values.back();
+  for (double v : sorted) sum += v;
+  out.mean = sum / static_cast<double>(sorted.size());
+  out.p50 = nearest_rank(sorted, 50);
+  out.p90 = nearest_rank(sorted, 90);
+  out.p95 = nearest_rank(sorted, 95);
+  out.p99 = nearest_rank(sorted, 99);
+  out.max = sorted.back();
   return out;
 }
+
+std::vector<double> sorted_copy(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+}  // namespace
+
+double percentile(std::vector<double> values, double p) { return nearest_rank(sorted_copy(std::move(values)), p); }
+
+Percentiles summarize_values(std::vector<double> values) { return summarize_sorted(sorted_copy(std::move(values))); }
 
 void MetricsCollector::record(const RequestRecord& r) {
   queue_ms_.push_back(ns_to_ms(r.queue_ns()));
@@ -86,15 +92,19 @@ RunSummary MetricsCollector::summarize(int64_t unfinished, double prefix_hit_rat
     s.goodput_requests_per_s = static_cast<double>(good_) / s.duration_s;
   }
   s.slo_attainment = s.finished > 0 ? static_cast<double>(good_) / static_cast<double>(s.finished) : 0;
+  // Each metric is sorted once: its percentiles and its SLO check read the same sorted copy.
+  const std::vector<double> ttft = sorted_copy(ttft_ms_);
+  const std::vector<double> tpot = sorted_copy(tpot_ms_);
+  const std::vector<double> e2e = sorted_copy(e2e_ms_);
   s.queue_ms = summarize_values(queue_ms_);
-  s.ttft_ms = summarize_values(ttft_ms_);
-  s.tpot_ms = summarize_values(tpot_ms_);
-  s.e2e_ms = summarize_values(e2e_ms_);
+  s.ttft_ms = summarize_sorted(ttft);
+  s.tpot_ms = summarize_sorted(tpot);
+  s.e2e_ms = summarize_sorted(e2e);
   s.max_gap_ms = summarize_values(gap_ms_);
   s.meets_slo = rejected_ == 0 && s.finished > 0;
-  if (slo_.ttft_ms > 0 && percentile(ttft_ms_, slo_.percentile) > slo_.ttft_ms) s.meets_slo = false;
-  if (slo_.tpot_ms > 0 && percentile(tpot_ms_, slo_.percentile) > slo_.tpot_ms) s.meets_slo = false;
-  if (slo_.e2e_ms > 0 && percentile(e2e_ms_, slo_.percentile) > slo_.e2e_ms) s.meets_slo = false;
+  if (slo_.ttft_ms > 0 && nearest_rank(ttft, slo_.percentile) > slo_.ttft_ms) s.meets_slo = false;
+  if (slo_.tpot_ms > 0 && nearest_rank(tpot, slo_.percentile) > slo_.tpot_ms) s.meets_slo = false;
+  if (slo_.e2e_ms > 0 && nearest_rank(e2e, slo_.percentile) > slo_.e2e_ms) s.meets_slo = false;
   return s;
 }
 
