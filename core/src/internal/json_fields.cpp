@@ -1,10 +1,12 @@
 #include "internal/json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "internal/did_you_mean.h"
 #include "kvplan/core/error.h"
 
 namespace kvplan::internal {
@@ -90,6 +92,19 @@ double JsonFields::number_or(std::string_view key, double fallback) const {
   return v.get<double>();
 }
 
+double JsonFields::positive_number_or(std::string_view key, double fallback) const {
+  return has(key) ? positive_number(key) : fallback;
+}
+
+double JsonFields::non_negative_number_or(std::string_view key, double fallback) const {
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = raw(key);
+  if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>())) {
+    fail(key, json_value_text(v), "must be a number >= 0");
+  }
+  return v.get<double>();
+}
+
 bool JsonFields::bool_or(std::string_view key, bool fallback) const {
   if (!has(key)) return fallback;
   const nlohmann::json& v = raw(key);
@@ -105,6 +120,36 @@ std::string JsonFields::string(std::string_view key) const {
 
 std::string JsonFields::string_or(std::string_view key, std::string fallback) const {
   return has(key) ? string(key) : fallback;
+}
+
+std::vector<std::string> JsonFields::string_list_or(std::string_view key) const {
+  std::vector<std::string> out;
+  if (!has(key)) return out;
+  const nlohmann::json& v = raw(key);
+  if (!v.is_array()) fail(key, json_value_text(v), "must be an array of strings");
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string() || v[i].get<std::string>().empty()) {
+      fail(fmt::format("{}[{}]", key, i), json_value_text(v[i]), "must be a non-empty string");
+    }
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+void JsonFields::reject_unknown_keys(const std::vector<std::string_view>& known) const {
+  for (const auto& [key, value] : object_.items()) {
+    if (key.empty() || key[0] == '_') continue;
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::vector<NameCandidate> candidates;
+    std::string list;
+    for (std::string_view k : known) {
+      candidates.push_back({std::string(k), std::string(k), std::string(k)});
+      list += (list.empty() ? "" : ", ") + std::string(k);
+    }
+    std::string hint = did_you_mean(key, candidates);
+    throw ConfigError(fmt::format("{}: unknown field '{}'{}; known fields: {} (keys starting with '_' are comments)",
+                                  what_, key, hint.empty() ? "" : " (" + hint + ")", list));
+  }
 }
 
 }  // namespace kvplan::internal

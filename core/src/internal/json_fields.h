@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,9 +29,17 @@ class JsonFields {
   int non_negative_int_or(std::string_view key, int fallback) const;
   double positive_number(std::string_view key) const;
   double number_or(std::string_view key, double fallback) const;
+  double positive_number_or(std::string_view key, double fallback) const;      // > 0, finite
+  double non_negative_number_or(std::string_view key, double fallback) const;  // >= 0, finite
   bool bool_or(std::string_view key, bool fallback) const;
   std::string string(std::string_view key) const;
   std::string string_or(std::string_view key, std::string fallback) const;
+  // An array of strings; absent gives {}. Each element must be a non-empty string.
+  std::vector<std::string> string_list_or(std::string_view key) const;
+
+  // Throws for the first key that is not in `known` and does not start with '_' (comment keys),
+  // naming it, suggesting the closest known key and listing them all: typos must not pass silently.
+  void reject_unknown_keys(const std::vector<std::string_view>& known) const;
 
   [[noreturn]] void fail(std::string_view key, const std::string& value, std::string_view rule) const;
   const std::string& what() const { return what_; }
