@@ -362,6 +362,7 @@ ModelConfig parse_model_config(const json& config, std::string_view id) {
   m.id = std::string(id);
   m.name = f.string_or("_kvplan_name", m.id);
   m.source = f.string_or("_kvplan_source", "");
+  m.hf_repos = f.string_list_or("_kvplan_hf_repos");
   if (f.has("_kvplan_published_params")) m.published_params = f.positive_int64("_kvplan_published_params");
   m.published_params_source = f.string_or("_kvplan_published_params_source", "");
   bool state_spaces_mamba = !f.has("model_type") && f.has("ssm_cfg");

@@ -1,6 +1,9 @@
 // Embedded model and GPU presets (presets.h).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -9,6 +12,29 @@
 
 namespace kvplan {
 namespace {
+
+// A file under the test temp dir, unique per test and process, removed when the object goes.
+class TempFile {
+ public:
+  TempFile(const std::string& tag, const std::string& text)
+      : path_(::testing::TempDir() + "kvplan_" + tag + "_" + std::to_string(::getpid()) + ".json") {
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string error_of(auto&& call) {
+  try {
+    call();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
 
 TEST(Presets, EveryModelPresetLoads) {
   const std::vector<ModelConfig>& models = model_presets();
@@ -89,6 +115,164 @@ TEST(Presets, ResolveModelByPath) {
   ModelConfig m = resolve_model(path);
   EXPECT_EQ(m.num_layers(), 32);
   EXPECT_EQ(m.attention.num_kv_heads, 32);
+}
+
+TEST(Presets, GpuAliasesAndDeviceNamesResolve) {
+  EXPECT_EQ(resolve_gpu("h100").id, "h100-sxm");
+  EXPECT_EQ(resolve_gpu("A100").id, "a100-80gb");
+  EXPECT_EQ(resolve_gpu("4090").id, "rtx-4090");
+  EXPECT_EQ(resolve_gpu("NVIDIA H100 80GB HBM3").id, "h100-sxm");
+  EXPECT_EQ(resolve_gpu("tesla t4").id, "t4");  // device name, case-insensitive
+  EXPECT_EQ(resolve_gpu("NVIDIA H100 PCIe").id, "h100-pcie");
+}
+
+TEST(Presets, EveryGpuPresetHasAnAliasAndADeviceName) {
+  for (const GpuSpec& g : gpu_presets()) {
+    EXPECT_FALSE(g.aliases.empty()) << g.id;
+    EXPECT_FALSE(g.device_names.empty()) << g.id;
+    for (const std::string& a : g.aliases) EXPECT_EQ(resolve_gpu(a).id, g.id) << a;
+    for (const std::string& d : g.device_names) EXPECT_EQ(resolve_gpu(d).id, g.id) << d;
+  }
+  EXPECT_FALSE(resolve_gpu("h100-sxm").usable_memory_estimated);  // measured 79.19 GiB
+  EXPECT_TRUE(resolve_gpu("l4").usable_memory_estimated);
+}
+
+TEST(Presets, UnknownGpuSuggestsTheClosestName) {
+  std::string msg = error_of([] { resolve_gpu("h10"); });
+  // "h100" (alias of h100-sxm) is one edit away; nothing else is as close
+  EXPECT_NE(msg.find("gpu=h10 is not"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did you mean h100-sxm (alias h100)?"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("presets: a100-40gb, a100-80gb, h100-sxm"), std::string::npos) << msg;
+  // "rtx 3090" is one edit from the id "rtx-3090"
+  EXPECT_NE(error_of([] { resolve_gpu("rtx 3090"); }).find("did you mean rtx-3090?"), std::string::npos);
+  // nothing close: no suggestion, still the list
+  msg = error_of([] { resolve_gpu("tpu-v9"); });
+  EXPECT_EQ(msg.find("did you mean"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("presets:"), std::string::npos) << msg;
+}
+
+TEST(Presets, GpuFileRoundTripsEveryField) {
+  TempFile file("gpu_roundtrip", R"({
+    "_comment": "keys starting with an underscore are ignored",
+    "id": "test-gpu", "name": "Test GPU 64GB", "vendor": "nvidia", "architecture": "blackwell",
+    "aliases": ["tg-64"], "device_names": ["Test GPU 64GB"],
+    "memory_gb": 64, "usable_memory_gib": 62.5, "usable_memory_source": "measured on the test bench",
+    "memory_type": "HBM3e", "memory_bandwidth_gb_s": 4000, "bf16_dense_tflops": 1000,
+    "fp8_dense_tflops": 2000, "int8_dense_tops": 1500, "fp4_dense_tflops": 4000, "num_sms": 100,
+    "interconnect_gb_s": 900, "pcie_gb_s": 64, "tdp_w": 700, "price_usd_per_gpu_hour": 3.5,
+    "price_source": "test quote", "spec_only": true, "source": "unit test"})");
+  GpuSpec g = resolve_gpu(file.path());
+  EXPECT_EQ(g.id, "test-gpu");
+  EXPECT_EQ(g.name, "Test GPU 64GB");
+  EXPECT_EQ(g.vendor, "nvidia");
+  EXPECT_EQ(g.architecture, "blackwell");
+  EXPECT_EQ(g.aliases, std::vector<std::string>{"tg-64"});
+  EXPECT_EQ(g.device_names, std::vector<std::string>{"Test GPU 64GB"});
+  EXPECT_EQ(g.memory_bytes, 64000000000);          // 64 GB = 64e9 B
+  EXPECT_EQ(g.usable_memory_bytes, 67108864000);   // 62.5 * 2^30
+  EXPECT_EQ(g.usable_memory_source, "measured on the test bench");
+  EXPECT_FALSE(g.usable_memory_estimated);
+  EXPECT_EQ(g.memory_type, "HBM3e");
+  EXPECT_DOUBLE_EQ(g.memory_bandwidth_bytes_per_s, 4e12);
+  EXPECT_DOUBLE_EQ(g.peak_flops_bf16, 1e15);
+  EXPECT_DOUBLE_EQ(g.peak_flops_fp8, 2e15);
+  EXPECT_DOUBLE_EQ(g.peak_flops_int8, 1.5e15);
+  EXPECT_DOUBLE_EQ(g.peak_flops_fp4, 4e15);
+  EXPECT_DOUBLE_EQ(g.peak_flops(DType::kFp8E4M3), 2e15);
+  EXPECT_DOUBLE_EQ(g.peak_flops(DType::kInt4), 1e15);  // no fp4 DType: bf16 rate
+  EXPECT_EQ(g.num_sms, 100);
+  EXPECT_DOUBLE_EQ(g.interconnect_bytes_per_s, 9e11);
+  EXPECT_DOUBLE_EQ(g.pcie_bytes_per_s, 6.4e10);
+  EXPECT_DOUBLE_EQ(g.tdp_w, 700);
+  EXPECT_DOUBLE_EQ(g.price_usd_per_gpu_hour, 3.5);
+  EXPECT_EQ(g.price_source, "test quote");
+  EXPECT_TRUE(g.spec_only);
+  EXPECT_EQ(g.source, "unit test");
+}
+
+TEST(Presets, ExampleGpuFileLoads) {
+  GpuSpec g = resolve_gpu(std::string(KVPLAN_SOURCE_DIR) + "/data/gpus/examples/custom-gpu.json");
+  EXPECT_EQ(g.id, "a100-80gb-pcie");
+  EXPECT_DOUBLE_EQ(g.memory_bandwidth_bytes_per_s, 1935e9);
+  // no usable_memory_gib: 80 * 0.99 * 2^30 = 85,040,352,460.8 -> 85,040,352,460, labelled an estimate
+  EXPECT_EQ(g.usable_memory_bytes, 85040352460);
+  EXPECT_TRUE(g.usable_memory_estimated);
+  EXPECT_DOUBLE_EQ(g.price_usd_per_gpu_hour, 2.0);
+  EXPECT_DOUBLE_EQ(g.tdp_w, 300);
+  EXPECT_DOUBLE_EQ(g.peak_flops_fp4, 0);
+}
+
+TEST(Presets, GpuFileErrorsNameTheField) {
+  const std::string base = R"("id": "x", "name": "X", "architecture": "hopper", "memory_gb": 80,
+      "bf16_dense_tflops": 989, "num_sms": 132, "pcie_gb_s": 64, "source": "test")";
+  TempFile typo("gpu_typo", "{" + base + R"(, "memory_bandwith_gb_s": 3350})");
+  std::string msg = error_of([&] { resolve_gpu(typo.path()); });
+  EXPECT_NE(msg.find("gpu file '" + typo.path() + "'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown field 'memory_bandwith_gb_s'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did you mean memory_bandwidth_gb_s?"), std::string::npos) << msg;
+
+  TempFile negative("gpu_negative", "{" + base + R"(, "memory_bandwidth_gb_s": -3350})");
+  msg = error_of([&] { resolve_gpu(negative.path()); });
+  EXPECT_NE(msg.find("memory_bandwidth_gb_s=-3350 must be a positive number"), std::string::npos) << msg;
+
+  TempFile price("gpu_price", "{" + base + R"(, "memory_bandwidth_gb_s": 3350, "price_usd_per_gpu_hour": 2})");
+  msg = error_of([&] { resolve_gpu(price.path()); });
+  EXPECT_NE(msg.find("field 'price_source' is missing"), std::string::npos) << msg;
+
+  TempFile alias("gpu_alias", "{" + base + R"(, "memory_bandwidth_gb_s": 3350, "aliases": ["My GPU"]})");
+  msg = error_of([&] { resolve_gpu(alias.path()); });
+  EXPECT_NE(msg.find("aliases[0]=My GPU must be a lower-case id"), std::string::npos) << msg;
+
+  TempFile tdp("gpu_tdp", "{" + base + R"(, "memory_bandwidth_gb_s": 3350, "tdp_w": 0})");
+  msg = error_of([&] { resolve_gpu(tdp.path()); });
+  EXPECT_NE(msg.find("tdp_w=0 must be a positive number"), std::string::npos) << msg;
+
+  TempFile array("gpu_array", "[{" + base + R"(, "memory_bandwidth_gb_s": 3350}])");
+  msg = error_of([&] { resolve_gpu(array.path()); });
+  EXPECT_NE(msg.find("expected one GPU object"), std::string::npos) << msg;
+
+  msg = error_of([] { resolve_gpu("/nonexistent/gpu.json"); });
+  EXPECT_NE(msg.find("gpu=/nonexistent/gpu.json: no such file"), std::string::npos) << msg;
+}
+
+TEST(Presets, ModelFromHuggingFaceRepo) {
+  EXPECT_EQ(resolve_model("meta-llama/Llama-3.1-70B-Instruct").id, "llama-3.1-70b");
+  EXPECT_EQ(resolve_model("META-LLAMA/llama-3.1-70b-instruct").id, "llama-3.1-70b");
+  EXPECT_EQ(resolve_model("meta-llama/Meta-Llama-3.1-8B").id, "llama-3.1-8b");
+  EXPECT_EQ(resolve_model("mistralai/Mixtral-8x7B-Instruct-v0.1").id, "mixtral-8x7b");
+  // every preset answers to the repo its source URL names
+  for (const ModelConfig& m : model_presets()) {
+    std::string repo = hf_repo_from_url(m.source);
+    ASSERT_FALSE(repo.empty()) << m.id;
+    EXPECT_EQ(resolve_model(repo).id, m.id) << repo;
+  }
+}
+
+TEST(Presets, HfRepoFromUrl) {
+  EXPECT_EQ(hf_repo_from_url("https://huggingface.co/Qwen/Qwen2-7B/blob/main/config.json"), "Qwen/Qwen2-7B");
+  EXPECT_EQ(hf_repo_from_url("https://huggingface.co/Qwen/Qwen2-7B"), "Qwen/Qwen2-7B");
+  EXPECT_EQ(hf_repo_from_url("https://huggingface.co/Qwen"), "");
+  EXPECT_EQ(hf_repo_from_url("https://example.com/Qwen/Qwen2-7B"), "");
+}
+
+TEST(Presets, UnknownModelSuggestsTheClosestName) {
+  std::string msg = error_of([] { resolve_model("llama-3.1-8c"); });
+  EXPECT_NE(msg.find("model=llama-3.1-8c is not a preset id"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did you mean llama-3.1-8b?"), std::string::npos) << msg;
+
+  msg = error_of([] { resolve_model("meta-llama/Llama-3.1-70B-Instruc"); });
+  EXPECT_NE(msg.find("model=meta-llama/Llama-3.1-70B-Instruc: no such file, and no preset for the Hugging Face "
+                     "repo meta-llama/Llama-3.1-70B-Instruc"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("did you mean meta-llama/Llama-3.1-70B-Instruct (preset llama-3.1-70b)?"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("presets: "), std::string::npos) << msg;
+
+  // a repo name without its organisation points at the repo
+  msg = error_of([] { resolve_model("Llama-3.1-70B-Instruct"); });
+  EXPECT_NE(msg.find("did you mean meta-llama/Llama-3.1-70B-Instruct (preset llama-3.1-70b)?"), std::string::npos)
+      << msg;
 }
 
 }  // namespace

@@ -105,6 +105,7 @@ struct ModelConfig {
   std::string name;        // display name
   std::string model_type;  // Hugging Face model_type
   std::string source;      // where the config comes from
+  std::vector<std::string> hf_repos;  // Hugging Face repo ids with these shapes ("_kvplan_hf_repos")
   int hidden_size = 0;
   int vocab_size = 0;
   int64_t max_position_embeddings = 0;
