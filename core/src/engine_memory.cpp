@@ -205,14 +205,47 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   }
 
   const int64_t fixed = layout.fixed_bytes();
+  const int64_t total = gpu.usable_memory_bytes;
+  const int64_t in_use = c.memory_in_use_bytes;  // other processes' memory when the engine starts
+  auto in_use_term = [&](bool subtracted, std::string how) {
+    return MemoryTerm{"memory_in_use", "in use by other processes", in_use, subtracted, std::move(how)};
+  };
+  int64_t sglang_rest = 0;  // SGLang: free memory after the weights minus its reserve
   switch (c.engine) {
     case Engine::kVllm: {
       plan.engine_label = fmt::format("vLLM {} ({} engine)", v.text(), v1 ? "V1" : "V0");
-      plan.engine_budget_bytes = static_cast<int64_t>(static_cast<double>(gpu.usable_memory_bytes) * c.gpu_memory_utilization);
+      plan.engine_budget_bytes = static_cast<int64_t>(static_cast<double>(total) * c.gpu_memory_utilization);
       int64_t non_torch = vllm_non_torch_bytes(v, p.tensor_parallel);
       plan.terms = {w, act,
                     {"non_torch", "non-torch memory", non_torch, true,
                      "estimate from public vLLM start-up logs: cuBLAS workspaces, NCCL, allocator slack"}};
+      if (in_use > 0 && v1) {
+        // V1 requests total · utilization up front and measures its own usage from a baseline
+        // taken at start, so other processes do not shrink the budget, but they can stop it.
+        const int64_t free_at_start = total - in_use;
+        const double requested = static_cast<double>(total) * c.gpu_memory_utilization;
+        const bool refuses = static_cast<double>(free_at_start) < requested;
+        plan.terms.push_back(in_use_term(
+            false, fmt::format("vLLM V1 rule: it requests total x {:.2f} = {} and {} is free at start (total - in "
+                               "use); {}",
+                               c.gpu_memory_utilization, gib(static_cast<int64_t>(requested)), gib(free_at_start),
+                               refuses ? "too little, so vLLM refuses to start"
+                                       : "enough, and the budget counts only vLLM's own memory: not subtracted")));
+        if (refuses) {
+          plan.fits = false;
+          plan.problems.push_back(fmt::format(
+              "vLLM refuses to start: \"Free memory on device ({:.2f}/{:.2f} GiB) on startup is less than desired "
+              "GPU memory utilization ({:.2f}, {:.2f} GiB)\" ({} is in use by other processes); lower "
+              "--gpu-memory-utilization to at most {:.3f} or free the memory",
+              static_cast<double>(free_at_start) / kGiB, static_cast<double>(total) / kGiB, c.gpu_memory_utilization,
+              requested / kGiB, gib(in_use),
+              std::floor(static_cast<double>(free_at_start) / static_cast<double>(total) * 1000) / 1000));
+        }
+      } else if (in_use > 0) {
+        plan.terms.push_back(in_use_term(
+            true, "vLLM V0 rule: its profiler reads the peak with torch.cuda.mem_get_info, which counts other "
+                  "processes' memory: subtracted from total x gpu_memory_utilization"));
+      }
       if (!c.enforce_eager) {
         plan.terms.push_back({"cuda_graphs", "CUDA graphs", graphs, false,
                               "estimate: captured decode graphs; vLLM takes it from the "
@@ -223,32 +256,54 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     case Engine::kSglang: {
       double frac = c.mem_fraction_static > 0 ? c.mem_fraction_static : sglang_default_fraction(p.tensor_parallel);
       plan.engine_label = fmt::format("SGLang (mem_fraction_static {:.2f})", frac);
-      plan.engine_budget_bytes = static_cast<int64_t>(static_cast<double>(gpu.usable_memory_bytes) * frac);
+      // SGLang sizes its pool from the memory free after loading the weights, keeping
+      // total · (1 − mem_fraction_static) back for activations and CUDA graphs:
+      //   rest = free_after_weights − reserve,  free_after_weights = total − in use − weights − context.
+      // As terms: (total − reserve) − weights − context − in use; the same number.
+      const int64_t reserve = total - static_cast<int64_t>(static_cast<double>(total) * frac);
+      const int64_t free_after_weights = total - in_use - w.bytes - kCudaContextBytes;
+      sglang_rest = free_after_weights - reserve;
+      plan.engine_budget_bytes = total - reserve;
       plan.terms = {w, {"cuda_context", "CUDA context and handles", kCudaContextBytes, true,
-                        "estimate: memory in use before SGLang measures free memory"},
-                    {"activations", "activations and CUDA graphs", gpu.usable_memory_bytes - plan.engine_budget_bytes, false,
-                     fmt::format("SGLang leaves (1 - {:.2f}) of the GPU for these", frac)}};
+                        "estimate: memory in use before SGLang measures free memory"}};
+      if (in_use > 0) {
+        plan.terms.push_back(in_use_term(
+            true, fmt::format("SGLang rule: the pool is the memory free after loading (total - in use - weights - "
+                              "context = {}) minus total x (1 - {:.2f}), so other processes' memory is subtracted",
+                              gib(free_after_weights), frac)));
+      }
+      plan.terms.push_back({"activations", "activations and CUDA graphs", reserve, false,
+                            fmt::format("SGLang leaves (1 - {:.2f}) of the GPU for these", frac)});
       s.tokens_per_block = 1;
       layout = build_kv_layout(m, s, p, stage);
       break;
     }
     case Engine::kTrtllm: {
       plan.engine_label = fmt::format("TensorRT-LLM (kv_cache_free_gpu_mem_fraction {:.2f})", c.free_gpu_memory_fraction);
-      int64_t free_after = gpu.usable_memory_bytes - weights - rope - activation - kCudaContextBytes;
+      int64_t free_after = total - in_use - weights - rope - activation - kCudaContextBytes;
       int64_t kv = static_cast<int64_t>(static_cast<double>(std::max<int64_t>(free_after, 0)) * c.free_gpu_memory_fraction);
-      plan.engine_budget_bytes = gpu.usable_memory_bytes;
-      plan.terms = {w, act, {"cuda_context", "CUDA context and handles", kCudaContextBytes, true, "estimate"},
-                    {"reserve", "unused reserve", free_after - kv, true,
-                     fmt::format("(1 - {:.2f}) of the memory free after loading", c.free_gpu_memory_fraction)}};
+      plan.engine_budget_bytes = total;
+      plan.terms = {w, act, {"cuda_context", "CUDA context and handles", kCudaContextBytes, true, "estimate"}};
+      if (in_use > 0) {
+        plan.terms.push_back(in_use_term(
+            true, "TensorRT-LLM rule: the fraction applies to the memory free after loading, which already "
+                  "excludes other processes' memory: subtracted before the fraction"));
+      }
+      plan.terms.push_back({"reserve", "unused reserve", free_after - kv, true,
+                            fmt::format("(1 - {:.2f}) of the memory free after loading", c.free_gpu_memory_fraction)});
       break;
     }
     case Engine::kStatic: {
       plan.engine_label = "static batching (Hugging Face generate)";
-      plan.engine_budget_bytes = gpu.usable_memory_bytes;
+      plan.engine_budget_bytes = total;
       int64_t prefill_act = vllm_activation_peak_bytes(m, p, plan.max_model_len, 1);
       plan.terms = {w, {"activation_peak", "activation peak (one max-length prefill)", prefill_act, true,
                         "estimate: one prompt of max_model_len tokens"},
                     {"cuda_context", "CUDA context and handles", kCudaContextBytes, true, "estimate"}};
+      if (in_use > 0) {
+        plan.terms.push_back(in_use_term(
+            true, "static rule: the batch slots get what is left of the GPU, so other processes' memory is subtracted"));
+      }
       break;
     }
   }
@@ -257,6 +312,8 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   int64_t used = 0;
   for (const MemoryTerm& t : plan.terms) used += t.subtracted ? t.bytes : 0;
   plan.kv_budget_bytes = plan.engine_budget_bytes - used;
+  // SGLang's pool comes from its own rule; the terms above restate it and sum to the same bytes.
+  if (c.engine == Engine::kSglang) plan.kv_budget_bytes = sglang_rest - fixed;
 
   plan.tokens_per_block = s.tokens_per_block;
   plan.block_bytes = layout.engine_block_bytes();
@@ -324,6 +381,12 @@ MemoryPlan plan_memory(const ModelConfig& m, const GpuSpec& gpu, const KvScheme&
   }
   if (c.free_gpu_memory_fraction <= 0 || c.free_gpu_memory_fraction > 1) {
     throw ConfigError(fmt::format("free-gpu-memory-fraction={} must be in (0, 1]", c.free_gpu_memory_fraction));
+  }
+  if (c.memory_in_use_bytes < 0 || c.memory_in_use_bytes >= gpu.usable_memory_bytes) {
+    throw ConfigError(fmt::format("memory-in-use={:.2f} GiB must be at least 0 and less than the total memory of gpu "
+                                  "'{}' ({:.2f} GiB)",
+                                  static_cast<double>(c.memory_in_use_bytes) / kGiB, gpu.id,
+                                  static_cast<double>(gpu.usable_memory_bytes) / kGiB));
   }
   if (c.max_model_len < 0) throw ConfigError(fmt::format("max-model-len={} must be positive", c.max_model_len));
   if (c.max_num_seqs < 0) throw ConfigError(fmt::format("max-num-seqs={} must be positive", c.max_num_seqs));

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/error.h"
@@ -12,6 +13,14 @@ namespace kvplan {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+const MemoryTerm* find_term(const MemoryPlan& plan, std::string_view key) {
+  for (const MemoryTerm& t : plan.terms) {
+    if (t.key == key) return &t;
+  }
+  return nullptr;
+}
 
 // Llama-3.1-8B weights in bf16 plus the RoPE cos/sin cache:
 // 2 B * 8,030,261,248 + 131072 positions * 128 rotary dims * 2 B = 16,060,522,496 + 33,554,432
@@ -145,6 +154,122 @@ TEST_F(Llama8bOnH100, Fp8KvHalvesBlockAndSubtractsScales) {
   EXPECT_EQ(plan.num_blocks, plan.kv_budget_bytes / 1048576);
 }
 
+// Memory in use by other processes. H100 total 85,029,615,042 B; vLLM asks for
+// 0.9 x that = 76,526,653,537.8 B.
+TEST_F(Llama8bOnH100, VllmV1MemoryInUseLeavesTheBudgetWhenEnoughIsFree) {
+  ServingConfig cfg;  // vLLM 0.10: V1
+  cfg.memory_in_use_bytes = 4 * kGiB;
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  // free at start 85,029,615,042 - 4,294,967,296 = 80,734,647,746 >= 76,526,653,537.8: starts,
+  // and the budget is the one without other processes (VllmDefaultAbsoluteFigures)
+  EXPECT_TRUE(plan.fits);
+  EXPECT_EQ(plan.kv_budget_bytes, 58442379361);
+  EXPECT_EQ(plan.num_blocks, 27867);
+  const MemoryTerm* t = find_term(plan, "memory_in_use");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->bytes, 4 * kGiB);
+  EXPECT_FALSE(t->subtracted);
+  EXPECT_NE(t->how.find("vLLM V1 rule"), std::string::npos) << t->how;
+}
+
+TEST_F(Llama8bOnH100, VllmV1RefusesWhenFreeMemoryIsBelowTheRequest) {
+  ServingConfig cfg;
+  cfg.memory_in_use_bytes = 8 * kGiB;
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  // free at start 85,029,615,042 - 8,589,934,592 = 76,439,680,450 (71.19 GiB)
+  //   < 76,526,653,537.8 (71.27 GiB): vLLM raises at start-up
+  EXPECT_FALSE(plan.fits);
+  ASSERT_EQ(plan.problems.size(), 1u);
+  const std::string& why = plan.problems[0];
+  EXPECT_NE(why.find("Free memory on device (71.19/79.19 GiB) on startup is less than desired GPU memory "
+                     "utilization (0.90, 71.27 GiB)"),
+            std::string::npos)
+      << why;
+  // 76,439,680,450 / 85,029,615,042 = 0.89897..., floored to 3 decimals
+  EXPECT_NE(why.find("at most 0.898"), std::string::npos) << why;
+  EXPECT_FALSE(find_term(plan, "memory_in_use")->subtracted);
+}
+
+TEST_F(Llama8bOnH100, VllmV0SubtractsMemoryInUse) {
+  ServingConfig cfg;
+  cfg.version = parse_engine_version("0.7.1");
+  cfg.memory_in_use_bytes = 4 * kGiB;
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  // V0 0.7 defaults: 256 seqs, chunked prefill of 2,048 tokens (max_model_len 131,072 > 32K)
+  // activation 2,048 * 2 * (8,192 + 43,008) + 256 * 128,256 * 8 = 472,383,488; non-torch 320 MiB
+  // 76,526,653,537 - 16,094,076,928 - 472,383,488 - 335,544,320 - 4,294,967,296 = 55,329,681,505
+  EXPECT_EQ(plan.kv_budget_bytes, 55329681505);
+  EXPECT_EQ(plan.num_blocks, 26383);  // floor(55,329,681,505 / 2,097,152)
+  EXPECT_TRUE(find_term(plan, "memory_in_use")->subtracted);
+  EXPECT_NE(find_term(plan, "memory_in_use")->how.find("vLLM V0 rule"), std::string::npos);
+}
+
+TEST_F(Llama8bOnH100, SglangSubtractsMemoryInUse) {
+  ServingConfig cfg;
+  cfg.engine = Engine::kSglang;
+  cfg.mem_fraction_static = 0.8;
+  cfg.memory_in_use_bytes = 4 * kGiB;
+  MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
+  // free after weights: 85,029,615,042 - 4,294,967,296 - 16,094,076,928 - 536,870,912 = 64,103,699,906
+  // reserve: 85,029,615,042 - 68,023,692,033 = 17,005,923,009; rest = 47,097,776,897
+  EXPECT_EQ(plan.kv_budget_bytes, 47097776897);
+  EXPECT_EQ(plan.kv_cache_tokens, 359327);  // floor(47,097,776,897 / 131,072)
+  EXPECT_EQ(plan.term("activations"), 17005923009);
+  EXPECT_TRUE(find_term(plan, "memory_in_use")->subtracted);
+  EXPECT_NE(find_term(plan, "memory_in_use")->how.find("SGLang rule"), std::string::npos);
+}
+
+TEST_F(Llama8bOnH100, TrtllmTakesItsFractionOfTheSmallerFreeMemory) {
+  ServingConfig cfg;
+  cfg.engine = Engine::kTrtllm;  // free_gpu_memory_fraction 0.9
+  MemoryPlan without = plan_memory(model, gpu, scheme, parallel, cfg);
+  // activation: 8,192 * 2 * 51,200 + 256 * 128,256 * 8 = 1,101,529,088
+  // free after loading: 85,029,615,042 - 16,094,076,928 - 1,101,529,088 - 536,870,912 = 67,297,138,114
+  // 0.9 x = 60,567,424,302.6 -> 60,567,424,302
+  EXPECT_EQ(without.kv_budget_bytes, 60567424302);
+  cfg.memory_in_use_bytes = 4 * kGiB;
+  MemoryPlan with = plan_memory(model, gpu, scheme, parallel, cfg);
+  // free after loading: 67,297,138,114 - 4,294,967,296 = 63,002,170,818; 0.9 x = 56,701,953,736.2
+  EXPECT_EQ(with.kv_budget_bytes, 56701953736);
+  EXPECT_EQ(with.num_blocks, 27037);  // floor(56,701,953,736 / 2,097,152)
+  EXPECT_TRUE(find_term(with, "memory_in_use")->subtracted);
+  EXPECT_NE(find_term(with, "memory_in_use")->how.find("TensorRT-LLM rule"), std::string::npos);
+}
+
+TEST_F(Llama8bOnH100, StaticSubtractsMemoryInUse) {
+  ServingConfig cfg;
+  cfg.engine = Engine::kStatic;
+  cfg.max_model_len = 4096;
+  MemoryPlan without = plan_memory(model, gpu, scheme, parallel, cfg);
+  cfg.memory_in_use_bytes = 4 * kGiB;
+  MemoryPlan with = plan_memory(model, gpu, scheme, parallel, cfg);
+  EXPECT_EQ(with.kv_budget_bytes, without.kv_budget_bytes - 4 * kGiB);
+  // 85,029,615,042 - 16,094,076,928 - 420,456,448 - 536,870,912 - 4,294,967,296 = 63,683,243,458;
+  // slots of 4,096 * 131,072 = 536,870,912 B: 118
+  EXPECT_EQ(with.kv_budget_bytes, 63683243458);
+  EXPECT_EQ(with.requests_at_max_len, 118);
+}
+
+TEST_F(Llama8bOnH100, NoMemoryInUseTermWhenNoneIsGiven) {
+  for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm, Engine::kStatic}) {
+    ServingConfig cfg;
+    cfg.engine = e;
+    EXPECT_EQ(find_term(plan_memory(model, gpu, scheme, parallel, cfg), "memory_in_use"), nullptr) << engine_name(e);
+  }
+}
+
+TEST_F(Llama8bOnH100, GpuTotalChangesTheVllmBudgetByUtilizationTimesDelta) {
+  GpuSpec bigger = gpu;
+  bigger.usable_memory_bytes = 90 * kGiB;
+  GpuSpec smaller = gpu;
+  smaller.usable_memory_bytes = 80 * kGiB;  // both >= 70 GiB: same default batch limits
+  MemoryPlan a = plan_memory(model, bigger, scheme, parallel, ServingConfig{});
+  MemoryPlan b = plan_memory(model, smaller, scheme, parallel, ServingConfig{});
+  // 0.9 x 10 GiB = 9,663,676,416 B exactly
+  EXPECT_EQ(a.kv_budget_bytes - b.kv_budget_bytes, 9663676416);
+  EXPECT_EQ(a.gpu_total_bytes, 90 * kGiB);
+}
+
 TEST(EngineMemory, ModelTooLargeDoesNotFit) {
   MemoryPlan plan = plan_memory(resolve_model("llama-3.1-405b"), resolve_gpu("l4"), KvScheme{},
                                 Parallelism{}, ServingConfig{});
@@ -164,6 +289,11 @@ TEST(EngineMemory, BadSettingsThrow) {
   EXPECT_THROW(plan_memory(m, g, KvScheme{}, Parallelism{}, cfg), ConfigError);
   cfg = ServingConfig{};
   cfg.max_model_len = -1;
+  EXPECT_THROW(plan_memory(m, g, KvScheme{}, Parallelism{}, cfg), ConfigError);
+  cfg = ServingConfig{};
+  cfg.memory_in_use_bytes = g.usable_memory_bytes;  // must be less than the total
+  EXPECT_THROW(plan_memory(m, g, KvScheme{}, Parallelism{}, cfg), ConfigError);
+  cfg.memory_in_use_bytes = -1;
   EXPECT_THROW(plan_memory(m, g, KvScheme{}, Parallelism{}, cfg), ConfigError);
   EXPECT_THROW(parse_engine("vllmx"), ConfigError);
   EXPECT_THROW(parse_engine_version("latest"), ConfigError);

@@ -14,6 +14,12 @@
 //  - TensorRT-LLM: free_gpu_memory_fraction · (memory free after the engine and its runtime
 //    buffers are loaded), in blocks of tokens_per_block.
 //  - Static (Hugging Face generate): every batch slot reserves max_model_len tokens.
+// Memory other processes already hold on the GPU (`memory_in_use_bytes`, term "memory_in_use"):
+//  - vLLM V1 (>= 0.8) requests total · gpu_memory_utilization and refuses to start when the free
+//    memory is smaller; otherwise its budget does not change (shown, not subtracted).
+//  - vLLM V0 (< 0.8) measures its peak with torch.cuda.mem_get_info, which counts other
+//    processes: subtracted. So is it for SGLang (its pool is sized from the memory free at
+//    start), TensorRT-LLM (before its fraction of the free memory is taken) and static batching.
 // Terms that are estimates (activation peak, non-torch memory, CUDA context) say so in `how`.
 #pragma once
 
@@ -53,6 +59,7 @@ struct ServingConfig {
   bool enforce_eager = false;          // vLLM: no CUDA graphs
   double mem_fraction_static = 0;      // SGLang; 0: SGLang's default for the GPU and TP
   double free_gpu_memory_fraction = 0.9;  // TensorRT-LLM kv_cache_free_gpu_mem_fraction
+  int64_t memory_in_use_bytes = 0;     // held by other processes when the engine starts (< total)
 };
 
 struct MemoryTerm {
