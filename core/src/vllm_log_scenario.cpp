@@ -37,6 +37,35 @@ constexpr double kGiB = 1073741824.0;
 
 std::string gpu_preset_from_text(const std::string& text) {
   std::string t = lower(text);
+  // First the presets' own names: the whole text is an id, alias or device name; else the text
+  // holds a device name as printed by the driver ("GPU 0: NVIDIA A30 (UUID ...)"), the longest
+  // such name winning ("NVIDIA L40S" over "NVIDIA L4").
+  std::string trimmed = t;
+  trimmed.erase(0, trimmed.find_first_not_of(" \t"));
+  trimmed.erase(trimmed.find_last_not_of(" \t") + 1);
+  std::string best;
+  size_t best_length = 0;
+  for (const GpuSpec& g : gpu_presets()) {
+    if (trimmed == lower(g.id)) return g.id;
+    for (const std::string& a : g.aliases) {
+      if (trimmed == lower(a)) return g.id;
+    }
+    for (const std::string& d : g.device_names) {
+      std::string name = lower(d);
+      for (size_t at = t.find(name); at != std::string::npos; at = t.find(name, at + 1)) {
+        // The device name must stand as whole words: "nvidia l4" is not in "nvidia l40s".
+        size_t end = at + name.size();
+        bool bounded = (at == 0 || !std::isalnum(static_cast<unsigned char>(t[at - 1]))) &&
+                       (end == t.size() || !std::isalnum(static_cast<unsigned char>(t[end])));
+        if (bounded && name.size() > best_length) {
+          best = g.id;
+          best_length = name.size();
+        }
+      }
+    }
+  }
+  if (!best.empty()) return best;
+  // Then free text ("A100 40GB", "8xL4(24gb)", "RTX 3090").
   if (has(t, "h200")) return "h200";
   if (has(t, "h100")) return has(t, "pcie") ? "h100-pcie" : "h100-sxm";
   if (has(t, "b200")) return "b200";
@@ -81,6 +110,7 @@ LogScenario scenario_from_vllm_log(const VllmLog& log, const std::string& log_pa
   if (log.total_gpu_memory_gib) {
     s.gpu.usable_memory_bytes = static_cast<int64_t>(*log.total_gpu_memory_gib * kGiB);
     s.gpu.usable_memory_source = "total GPU memory printed in the log";
+    s.gpu.usable_memory_estimated = false;
   }
 
   ServingConfig& c = s.serving;

@@ -155,5 +155,22 @@ TEST(VllmLog, GpuPresetFromText) {
   EXPECT_EQ(gpu_preset_from_text("some unknown accelerator"), "");
 }
 
+TEST(VllmLog, GpuPresetFromDeviceNamesAndAliases) {
+  // device names as drivers print them, inside collect_env / nvidia-smi lines
+  EXPECT_EQ(gpu_preset_from_text("GPU 0: NVIDIA L40S"), "l40s");
+  EXPECT_EQ(gpu_preset_from_text("GPU 0: NVIDIA L4"), "l4");  // not l40s: whole words only
+  EXPECT_EQ(gpu_preset_from_text("Tesla T4"), "t4");
+  EXPECT_EQ(gpu_preset_from_text("NVIDIA A30 (from: collect_env \"GPU 0: NVIDIA A30\")"), "a30");
+  EXPECT_EQ(gpu_preset_from_text("NVIDIA RTX 6000 Ada Generation"), "rtx-6000-ada");
+  EXPECT_EQ(gpu_preset_from_text("NVIDIA A100-SXM4-40GB"), "a100-40gb");
+  // the device name wins over the free-text rule that reads any "40" as the 40GB A100
+  EXPECT_EQ(gpu_preset_from_text("4x NVIDIA A100-SXM4-80GB, 40 CPU cores"), "a100-80gb");
+  // ids and aliases as the whole text (the free-text rules know neither)
+  EXPECT_EQ(gpu_preset_from_text("6000-ada"), "rtx-6000-ada");
+  EXPECT_EQ(gpu_preset_from_text("h100"), "h100-sxm");
+  EXPECT_EQ(gpu_preset_from_text(" a6000 "), "rtx-a6000");
+  EXPECT_EQ(gpu_preset_from_text("rtx-6000-ada"), "rtx-6000-ada");
+}
+
 }  // namespace
 }  // namespace kvplan

@@ -34,7 +34,9 @@ struct LogOverrides {
 // Throws ConfigError when the model or GPU cannot be determined.
 LogScenario scenario_from_vllm_log(const VllmLog& log, const std::string& log_path, const LogOverrides& overrides);
 
-// Maps free text such as "NVIDIA H100 80GB HBM3" or "2x A100 40GB" to a GPU preset id ("" if none).
+// Maps free text such as "NVIDIA H100 80GB HBM3" or "2x A100 40GB" to a GPU preset id ("" if none):
+// first a preset id or alias equal to the whole text, or a preset's device name inside it (the
+// longest wins), then substring rules for free text.
 std::string gpu_preset_from_text(const std::string& text);
 
 struct LogComparisonRow {
