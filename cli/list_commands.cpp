@@ -11,6 +11,13 @@
 
 namespace kvplan::cli {
 
+namespace {
+
+// A figure that may be absent (0 in the spec): JSON null instead of a made-up 0.
+nlohmann::json or_null(double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+}  // namespace
+
 int run_models(bool json) {
   nlohmann::json out = nlohmann::json::array();
   if (!json) {
@@ -22,7 +29,10 @@ int run_models(bool json) {
     double kv = kv_bytes_per_token(m, KvScheme{});
     if (json) {
       out.push_back({{"id", m.id}, {"name", m.name}, {"model_type", m.model_type}, {"layers", m.num_layers()},
-                     {"num_parameters", params}, {"kv_bytes_per_token", kv}, {"source", m.source}});
+                     {"num_parameters", params}, {"kv_bytes_per_token", kv}, {"source", m.source},
+                     {"hf_repos", m.hf_repos},
+                     {"published_params", m.published_params ? nlohmann::json(*m.published_params) : nlohmann::json(nullptr)},
+                     {"published_params_source", m.published_params_source}});
     } else {
       std::cout << fmt::format("{:<20} {:<12} {:>7} {:>18} {:>16}  {}\n", m.id, m.model_type, m.num_layers(),
                                with_commas(params), with_commas(static_cast<int64_t>(kv)), m.source);
@@ -35,22 +45,40 @@ int run_models(bool json) {
 int run_gpus(bool json) {
   nlohmann::json out = nlohmann::json::array();
   if (!json) {
-    std::cout << fmt::format("{:<14} {:<36} {:>8} {:>10} {:>10} {:>10}\n", "id", "name", "mem GiB",
-                             "HBM GB/s", "bf16 TF/s", "fp8 TF/s");
+    std::cout << fmt::format("{:<14} {:<36} {:>8} {:>10} {:>10} {:>10} {:>10}\n", "id", "name", "mem GiB",
+                             "HBM GB/s", "bf16 TF/s", "fp8 TF/s", "price $/h");
   }
+  bool any_estimate = false;
   for (const GpuSpec& g : gpu_presets()) {
     if (json) {
-      out.push_back({{"id", g.id}, {"name", g.name}, {"usable_memory_bytes", g.usable_memory_bytes},
+      out.push_back({{"id", g.id}, {"name", g.name}, {"vendor", g.vendor}, {"architecture", g.architecture},
+                     {"aliases", g.aliases}, {"device_names", g.device_names},
+                     {"memory_bytes", g.memory_bytes}, {"usable_memory_bytes", g.usable_memory_bytes},
+                     {"usable_memory_source", g.usable_memory_source},
+                     {"usable_memory_estimated", g.usable_memory_estimated},
+                     {"memory_type", g.memory_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.memory_type)},
                      {"memory_bandwidth_bytes_per_s", g.memory_bandwidth_bytes_per_s},
                      {"peak_flops_bf16", g.peak_flops_bf16}, {"peak_flops_fp8", g.peak_flops_fp8},
-                     {"num_sms", g.num_sms}, {"spec_only", g.spec_only}, {"source", g.source}});
+                     {"peak_flops_int8", g.peak_flops_int8}, {"peak_flops_fp4", or_null(g.peak_flops_fp4)},
+                     {"num_sms", g.num_sms}, {"interconnect_bytes_per_s", g.interconnect_bytes_per_s},
+                     {"pcie_bytes_per_s", g.pcie_bytes_per_s}, {"tdp_w", or_null(g.tdp_w)},
+                     {"price_usd_per_gpu_hour", or_null(g.price_usd_per_gpu_hour)},
+                     {"price_source", g.price_source}, {"spec_only", g.spec_only}, {"source", g.source}});
     } else {
-      std::cout << fmt::format("{:<14} {:<36} {:>8.2f} {:>10.0f} {:>10.1f} {:>10.1f}{}\n", g.id, g.name,
-                               g.usable_memory_bytes / 1073741824.0, g.memory_bandwidth_bytes_per_s / 1e9,
-                               g.peak_flops_bf16 / 1e12, g.peak_flops_fp8 / 1e12, g.spec_only ? "  (spec only)" : "");
+      any_estimate = any_estimate || g.usable_memory_estimated;
+      std::string memory = fmt::format("{}{:.2f}", g.usable_memory_estimated ? "~" : "", g.usable_memory_bytes / 1073741824.0);
+      std::string price = g.price_usd_per_gpu_hour > 0 ? fmt::format("{:.2f}", g.price_usd_per_gpu_hour) : "-";
+      std::cout << fmt::format("{:<14} {:<36} {:>8} {:>10.0f} {:>10.1f} {:>10.1f} {:>10}{}\n", g.id, g.name, memory,
+                               g.memory_bandwidth_bytes_per_s / 1e9, g.peak_flops_bf16 / 1e12, g.peak_flops_fp8 / 1e12,
+                               price, g.spec_only ? "  (spec only)" : "");
     }
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) {
+    std::cout << out.dump(2) << "\n";
+  } else if (any_estimate) {
+    std::cout << "\n~ estimated total (0.99 x the marketed capacity read as GiB; no measured figure known). "
+                 "Give the real one with --gpu-total-memory; aliases, device names and sources: kvplan gpus --json\n";
+  }
   return 0;
 }
 

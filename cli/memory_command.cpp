@@ -59,6 +59,7 @@ int run_compare(const MemoryRequest& r) {
                              a.plan.kv_budget_bytes / 1073741824.0, with_commas(a.plan.kv_cache_tokens),
                              a.plan.max_concurrency, with_commas(a.plan.requests_at_max_len));
     if (fit) std::cout << fmt::format(" {:>10} {:>10}", with_commas(a.fit->requests_at_mean), with_commas(a.fit->requests_at_p99));
+    if (!a.plan.fits) std::cout << "  does not fit" << (a.plan.problems.empty() ? "" : ": " + a.plan.problems.front());
     std::cout << "\n";
   }
   std::cout << fmt::format("\n(max_model_len {} tokens; 'requests' = requests of that length that fit)\n",

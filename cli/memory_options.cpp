@@ -36,6 +36,21 @@ bool to_bool(const FlagValues& flags, const std::string& name) {
   return parse_bool_flag(name, get(flags, name), false);
 }
 
+constexpr double kGiB = 1073741824.0;
+// Large enough for any accelerator, small enough that GiB -> bytes stays far inside int64.
+constexpr double kMaxGiB = 1048576;
+
+// A number of GiB in bytes (truncated like the presets' usable_memory_gib).
+int64_t to_gib_bytes(const FlagValues& flags, const std::string& name, bool allow_zero) {
+  const std::string& text = get(flags, name);
+  double v = parse_number_flag(name, text);
+  if (v < 0 || (!allow_zero && v == 0) || v > kMaxGiB) {
+    throw ConfigError(fmt::format("--{}={} must be a {} number of GiB (at most {})", name, text,
+                                  allow_zero ? "non-negative" : "positive", kMaxGiB));
+  }
+  return static_cast<int64_t>(v * kGiB);
+}
+
 int to_int32(const FlagValues& flags, const std::string& name, int64_t min) {
   int64_t v = to_int(flags, name, min);
   if (v > std::numeric_limits<int>::max()) {
@@ -50,6 +65,8 @@ const FlagDefaults& memory_flag_defaults() {
   static const FlagDefaults defaults = {
       {"model", "llama-3.1-8b"},
       {"gpu", "h100-sxm"},
+      {"gpu-total-memory", ""},   // GiB; "": the GPU's usable total
+      {"gpu-memory-in-use", "0"}, // GiB held by other processes at engine start
       {"engine", "vllm"},
       {"engine-version", "0.10"},
       {"tensor-parallel-size", "1"},
@@ -88,6 +105,17 @@ Scenario build_scenario(const FlagValues& flags) {
   s.model = resolve_model(get(flags, "model"));
   s.gpu = resolve_gpu(get(flags, "gpu"));
   ServingConfig& c = s.serving;
+  if (!get(flags, "gpu-total-memory").empty()) {
+    s.gpu.usable_memory_bytes = to_gib_bytes(flags, "gpu-total-memory", false);
+    s.gpu.usable_memory_source = std::string(kGpuTotalMemoryGiven);
+    s.gpu.usable_memory_estimated = false;
+  }
+  c.memory_in_use_bytes = to_gib_bytes(flags, "gpu-memory-in-use", true);
+  if (c.memory_in_use_bytes >= s.gpu.usable_memory_bytes) {
+    throw ConfigError(fmt::format("--gpu-memory-in-use={} must be less than the GPU's total memory ({:.2f} GiB, {})",
+                                  get(flags, "gpu-memory-in-use"), s.gpu.usable_memory_bytes / kGiB,
+                                  s.gpu.usable_memory_source));
+  }
   c.engine = parse_engine(get(flags, "engine"));
   c.version = parse_engine_version(get(flags, "engine-version"));
   s.parallel.tensor_parallel = to_int32(flags, "tensor-parallel-size", 1);

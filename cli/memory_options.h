@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flag_parse.h"
@@ -20,6 +21,9 @@ struct Scenario {
   ServingConfig serving;
   std::string lengths;  // --lengths spec, empty if none
 };
+
+// GpuSpec::usable_memory_source when --gpu-total-memory replaced the preset's total.
+inline constexpr std::string_view kGpuTotalMemoryGiven = "given with --gpu-total-memory";
 
 // Names of every flag `memory` accepts that --compare may vary, with their default values.
 const FlagDefaults& memory_flag_defaults();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kvplan/core/error.h"
 
@@ -56,6 +57,16 @@ std::string format_memory_text(const MemoryAnswer& a) {
   out += fmt::format("  model: {} parameters ({} active per token); weights {} in {}\n",
                      with_commas(a.params.total()), with_commas(a.params.active()),
                      gib_text(weight_bytes_total(s.model, s.serving.weights)), dtype_name(s.serving.weights.dtype));
+  // What the user said about this GPU's memory, where it differs from the preset.
+  std::vector<std::string> given;
+  if (s.gpu.usable_memory_source == kGpuTotalMemoryGiven) {
+    given.push_back(fmt::format("total memory {:.2f} GiB ({})", p.gpu_total_bytes / kGiB, kGpuTotalMemoryGiven));
+  }
+  if (s.serving.memory_in_use_bytes > 0) {
+    given.push_back(fmt::format("{:.2f} GiB already in use by other processes (given with --gpu-memory-in-use)",
+                                s.serving.memory_in_use_bytes / kGiB));
+  }
+  if (!given.empty()) out += fmt::format("  GPU: {}\n", fmt::join(given, "; "));
   out += fmt::format("  KV scheme: {}\n", s.scheme.describe());
   out += fmt::format("  KV bytes per token: {} B for the whole model (one copy); {} B on each GPU\n",
                      bytes_text(a.kv_bytes_per_token), bytes_text(a.layout.bytes_per_token()));
@@ -122,6 +133,7 @@ nlohmann::json memory_json(const MemoryAnswer& a) {
   j["weights_bytes"] = weight_bytes_total(s.model, s.serving.weights);
   j["weights_bytes_per_gpu"] = p.term("weights");
   j["gpu_total_bytes"] = p.gpu_total_bytes;
+  j["gpu_memory_in_use_bytes"] = s.serving.memory_in_use_bytes;
   j["engine_budget_bytes"] = p.engine_budget_bytes;
   j["kv_budget_bytes"] = p.kv_budget_bytes;
   j["block_bytes"] = p.block_bytes;

@@ -1,6 +1,7 @@
 // End-to-end tests of the `kvplan` command: output, JSON fields, and exit status 2 with a message
 // naming the field, the value and the rule for every kind of bad input.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -25,6 +26,24 @@ std::string temp_file(const std::string& name, const std::string& text) {
   return path;
 }
 
+
+// A GPU file under the test temp dir, unique per test and process, removed at the end.
+class GpuFile {
+ public:
+  GpuFile(const std::string& tag, const std::string& fields)
+      : path_(::testing::TempDir() + "kvplan_cli_gpu_" + tag + "_" + std::to_string(::getpid()) + ".json") {
+    std::ofstream(path_) << "{" << fields << "}";
+  }
+  ~GpuFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+const char* const kGpuFields = R"("id": "test-gpu", "name": "Test GPU 64GB", "architecture": "hopper",
+    "memory_gb": 64, "usable_memory_gib": 62.5, "usable_memory_source": "test bench",
+    "bf16_dense_tflops": 989, "num_sms": 132, "pcie_gb_s": 64, "source": "unit test")";
 
 TEST(Cli, DefaultScenarioAnswers) {
   Result r = run("");
@@ -94,8 +113,133 @@ TEST(Cli, ReadsVllmLog) {
   EXPECT_TRUE(found);
 }
 
+TEST(Cli, MemoryUsesAGpuFile) {
+  GpuFile gpu("file", std::string(kGpuFields) + R"(, "memory_bandwidth_gb_s": 3350)");
+  Result r = run("memory --gpu " + gpu.path() + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpu"], "test-gpu");
+  EXPECT_EQ(j["gpu_total_bytes"], 67108864000);       // 62.5 * 2^30
+  EXPECT_EQ(j["engine_budget_bytes"], 60397977600);   // 0.9 x
+  EXPECT_EQ(j["sources"]["gpu_total"], "test bench");
+}
+
+TEST(Cli, MemoryUsesTheExampleGpuFile) {
+  Result r = run(std::string("memory --gpu ") + KVPLAN_SOURCE_DIR + "/data/gpus/examples/custom-gpu.json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA A100 PCIe 80GB"), std::string::npos) << r.out;
+}
+
+TEST(Cli, GpuAliasModelRepoId) {
+  Result r = run("memory --gpu h100 --model meta-llama/Llama-3.1-70B-Instruct -t 4 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpu"], "h100-sxm");
+  EXPECT_EQ(j["model"], "llama-3.1-70b");
+}
+
+TEST(Cli, GpuTotalMemoryChangesTheBudgetByUtilizationTimesDelta) {
+  Result a = run("memory --gpu-total-memory 90 --json");
+  Result b = run("memory --gpu-total-memory 80 --json");
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(b.status, 0) << b.out;
+  nlohmann::json ja = nlohmann::json::parse(a.out);
+  nlohmann::json jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["gpu_total_bytes"], 96636764160);  // 90 * 2^30
+  EXPECT_EQ(ja["sources"]["gpu_total"], "given with --gpu-total-memory");
+  // 0.9 x 10 GiB = 9,663,676,416 B exactly (both totals >= 70 GiB: same batch defaults)
+  EXPECT_EQ(ja["kv_budget_bytes"].get<int64_t>() - jb["kv_budget_bytes"].get<int64_t>(), 9663676416);
+  Result text = run("memory --gpu-total-memory 79.19");
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("total memory 79.19 GiB (given with --gpu-total-memory)"), std::string::npos) << text.out;
+}
+
+TEST(Cli, GpuMemoryInUseComparedForVllmV1) {
+  // H100 79.19 GiB x 0.9 = 71.27 GiB requested: 4 GiB in use leaves enough, 8 GiB does not
+  Result r = run("memory --compare gpu-memory-in-use=0,4,8 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["kv_budget_bytes"], 58442379361);
+  EXPECT_EQ(j[1]["kv_budget_bytes"], 58442379361);
+  EXPECT_EQ(j[1]["gpu_memory_in_use_bytes"], 4294967296);
+  EXPECT_TRUE(j[1]["fits"].get<bool>());
+  EXPECT_FALSE(j[2]["fits"].get<bool>());
+  EXPECT_NE(j[2]["problems"][0].get<std::string>().find("Free memory on device"), std::string::npos);
+  Result text = run("memory --gpu-memory-in-use 8");
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("DOES NOT FIT: vLLM refuses to start"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("8.00 GiB already in use by other processes"), std::string::npos) << text.out;
+  Result table = run("memory --compare gpu-memory-in-use=0,8");
+  ASSERT_EQ(table.status, 0) << table.out;
+  EXPECT_NE(table.out.find("does not fit: vLLM refuses to start"), std::string::npos) << table.out;
+}
+
+TEST(Cli, GpusListShowsPricesEstimatesAndNames) {
+  Result text = run("gpus");
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("price $/h"), std::string::npos) << text.out;
+  // l4 has no measured total: 24 * 0.99 GiB = 23.76, marked estimated
+  EXPECT_NE(text.out.find("~23.76"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("~79.19"), std::string::npos) << text.out;  // h100-sxm: measured
+  Result json = run("gpus --json");
+  ASSERT_EQ(json.status, 0);
+  bool found = false;
+  for (const auto& g : nlohmann::json::parse(json.out)) {
+    if (g["id"] != "h100-sxm") continue;
+    found = true;
+    EXPECT_EQ(g["aliases"][0], "h100");
+    EXPECT_EQ(g["device_names"][0], "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(g["usable_memory_bytes"], 85029615042);
+    EXPECT_NE(g["usable_memory_source"].get<std::string>().find("vLLM 0.19.0"), std::string::npos);
+    EXPECT_TRUE(g["price_usd_per_gpu_hour"].is_null());
+    EXPECT_EQ(g["price_source"], "");
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Cli, ModelsListShowsReposAndPublishedParams) {
+  Result r = run("models --json");
+  ASSERT_EQ(r.status, 0);
+  bool found = false;
+  for (const auto& m : nlohmann::json::parse(r.out)) {
+    if (m["id"] != "llama-3.1-8b") continue;
+    found = true;
+    EXPECT_EQ(m["hf_repos"][0], "meta-llama/Llama-3.1-8B");
+    EXPECT_EQ(m["published_params"], 8030261248);
+    EXPECT_FALSE(m["published_params_source"].get<std::string>().empty());
+    EXPECT_NE(m["source"].get<std::string>().find("huggingface.co/meta-llama"), std::string::npos);
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(CliBadInput, UnknownPreset) { expect_bad_input("memory --model no-such-model", {"model=no-such-model", "preset"}); }
 TEST(CliBadInput, UnknownGpu) { expect_bad_input("memory --gpu tpu-v9", {"gpu=tpu-v9"}); }
+TEST(CliBadInput, GpuTypoSuggests) {
+  expect_bad_input("memory --gpu h10", {"gpu=h10", "did you mean h100-sxm (alias h100)?", "presets: "});
+}
+TEST(CliBadInput, ModelTypoSuggests) {
+  expect_bad_input("memory --model llama-3.1-8c", {"model=llama-3.1-8c", "did you mean llama-3.1-8b?"});
+  expect_bad_input("memory --model meta-llama/Llama-3.1-70B-Instruc",
+                   {"no such file, and no preset for the Hugging Face repo meta-llama/Llama-3.1-70B-Instruc",
+                    "did you mean meta-llama/Llama-3.1-70B-Instruct (preset llama-3.1-70b)?"});
+}
+TEST(CliBadInput, GpuFileUnknownKey) {
+  GpuFile gpu("typo", std::string(kGpuFields) + R"(, "memory_bandwith_gb_s": 3350)");
+  expect_bad_input("memory --gpu " + gpu.path(), {"unknown field 'memory_bandwith_gb_s'", "did you mean memory_bandwidth_gb_s?"});
+}
+TEST(CliBadInput, GpuFileNegativeBandwidth) {
+  GpuFile gpu("negative", std::string(kGpuFields) + R"(, "memory_bandwidth_gb_s": -3350)");
+  expect_bad_input("memory --gpu " + gpu.path(), {"gpu file '" + gpu.path() + "'", "memory_bandwidth_gb_s=-3350", "positive"});
+}
+TEST(CliBadInput, GpuMemoryFlags) {
+  expect_bad_input("memory --gpu-total-memory 0", {"--gpu-total-memory=0", "positive number of GiB"});
+  expect_bad_input("memory --gpu-total-memory lots", {"--gpu-total-memory=lots", "must be a number"});
+  expect_bad_input("memory --gpu-memory-in-use -1", {"--gpu-memory-in-use=-1", "non-negative number of GiB"});
+  expect_bad_input("memory --gpu-memory-in-use 80", {"--gpu-memory-in-use=80", "must be less than the GPU's total memory (79.19 GiB"});
+  expect_bad_input("memory --gpu-total-memory 40 --gpu-memory-in-use 40",
+                   {"--gpu-memory-in-use=40", "(40.00 GiB, given with --gpu-total-memory)"});
+}
 TEST(CliBadInput, UnknownDtype) { expect_bad_input("memory --kv-cache-dtype fp7", {"kv-cache-dtype=fp7", "dtype"}); }
 TEST(CliBadInput, ImpossibleParallelSplit) {
   expect_bad_input("memory --model llama-3.1-8b -t 3", {"tensor-parallel-size=3", "must divide"});
