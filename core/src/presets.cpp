@@ -69,6 +69,9 @@ std::vector<std::string> repos_of(const ModelConfig& m) {
   return out;
 }
 
+// Listed repos must look like ORG/NAME and belong to one preset. (A repo named only by source
+// URLs may be shared, e.g. by a preset and a trimmed variant of it: the listed one wins, then the
+// first preset.)
 void check_model_repos(const std::vector<ModelConfig>& models) {
   std::map<std::string, std::string> owner;  // lower-case repo -> preset id
   for (const ModelConfig& m : models) {
@@ -78,12 +81,10 @@ void check_model_repos(const std::vector<ModelConfig>& models) {
       if (slash == std::string::npos || slash == 0 || slash + 1 == r.size() || r.find('/', slash + 1) != std::string::npos) {
         throw ConfigError(fmt::format("model '{}': _kvplan_hf_repos[{}]={} must look like ORG/NAME", m.id, i, r));
       }
-    }
-    for (const std::string& r : repos_of(m)) {
       auto [it, inserted] = owner.emplace(lower(r), m.id);
       if (!inserted && it->second != m.id) {
-        throw ConfigError(fmt::format("model '{}': Hugging Face repo '{}' is already claimed by model '{}'", m.id, r,
-                                      it->second));
+        throw ConfigError(fmt::format("model '{}': _kvplan_hf_repos[{}]={} is already listed by model '{}'", m.id, i,
+                                      r, it->second));
       }
     }
   }
@@ -156,9 +157,12 @@ ModelConfig resolve_model(std::string_view text) {
   if ((has_slash || ends_with_json(key)) && is_file(text)) return load_model_config_file(std::string(text));
   if (has_slash) {
     for (const ModelConfig& m : model_presets()) {
-      for (const std::string& r : repos_of(m)) {
+      for (const std::string& r : m.hf_repos) {
         if (lower(r) == key) return m;
       }
+    }
+    for (const ModelConfig& m : model_presets()) {
+      if (lower(hf_repo_from_url(m.source)) == key) return m;
     }
   }
 
