@@ -69,10 +69,15 @@ const FlagDefaults& memory_flag_defaults() {
       {"gpu-memory-in-use", "0"}, // GiB held by other processes at engine start
       {"engine", "vllm"},
       {"engine-version", "0.10"},
+      {"vllm-engine", "auto"},
       {"tensor-parallel-size", "1"},
       {"pipeline-parallel-size", "1"},
+      {"data-parallel-size", "1"},
+      {"enable-expert-parallel", "false"},
+      {"expert-parallel-size", "0"},  // 0: tensor-parallel-size x data-parallel-size when enabled
       {"dtype", "auto"},
-      {"quantization", "none"},
+      {"quantization", "auto"},
+      {"allow-unknown-architecture", "false"},
       {"weight-group-size", "128"},
       {"kv-cache-dtype", "auto"},
       {"kv-quant-group-size", "64"},
@@ -102,7 +107,9 @@ const FlagDefaults& memory_flag_defaults() {
 Scenario build_scenario(const FlagValues& flags) {
   check_known_flags(flags, memory_flag_defaults());
   Scenario s;
-  s.model = resolve_model(get(flags, "model"));
+  ModelParseOptions parse;
+  parse.allow_unknown_architecture = to_bool(flags, "allow-unknown-architecture");
+  s.model = resolve_model(get(flags, "model"), parse);
   s.gpu = resolve_gpu(get(flags, "gpu"));
   ServingConfig& c = s.serving;
   if (!get(flags, "gpu-total-memory").empty()) {
@@ -118,8 +125,19 @@ Scenario build_scenario(const FlagValues& flags) {
   }
   c.engine = parse_engine(get(flags, "engine"));
   c.version = parse_engine_version(get(flags, "engine-version"));
+  c.vllm_engine = parse_vllm_engine(get(flags, "vllm-engine"));
+  c.rocm = s.gpu.vendor == "amd";
   s.parallel.tensor_parallel = to_int32(flags, "tensor-parallel-size", 1);
   s.parallel.pipeline_parallel = to_int32(flags, "pipeline-parallel-size", 1);
+  s.parallel.data_parallel = to_int32(flags, "data-parallel-size", 1);
+  const int ep = to_int32(flags, "expert-parallel-size", 0);
+  s.parallel.expert_parallel = to_bool(flags, "enable-expert-parallel") || ep > 1;
+  if (ep > 1 && ep != s.parallel.tensor_parallel * s.parallel.data_parallel) {
+    throw ConfigError(fmt::format(
+        "--expert-parallel-size={} must equal tensor-parallel-size x data-parallel-size = {} (kvplan spreads the "
+        "experts over every GPU of a stage, as vLLM's --enable-expert-parallel does)",
+        ep, s.parallel.tensor_parallel * s.parallel.data_parallel));
+  }
 
   const std::string& dtype = get(flags, "dtype");
   DType act = dtype == "auto" ? (s.model.dtype == DType::kF32 ? DType::kBF16 : s.model.dtype)
@@ -130,14 +148,17 @@ Scenario build_scenario(const FlagValues& flags) {
   }
   c.weights.dtype = act;
   const std::string& quant = get(flags, "quantization");
-  if (quant == "fp8") c.weights.dtype = DType::kFp8E4M3;
-  else if (quant == "int8") c.weights.dtype = DType::kInt8;
-  else if (quant == "int4" || quant == "awq" || quant == "gptq") c.weights.dtype = DType::kInt4;
-  else if (quant != "none") {
-    throw ConfigError(fmt::format("--quantization={} must be none, fp8, int8, int4, awq or gptq", quant));
+  const int group = to_int32(flags, "weight-group-size", 1);
+  if (quant == "auto") {
+    c.weights.quant = s.model.quantization;  // the checkpoint's quantization_config, if any
+  } else {
+    c.weights.quant = quantization_from_flag(quant, group);
+    if (s.model.quantization.quantized()) {
+      c.weights.quant.notes.push_back(fmt::format(
+          "--quantization {} overrides the checkpoint's quantization_config ({})", quant,
+          s.model.quantization.description));
+    }
   }
-  c.weights.group_size = to_int32(flags, "weight-group-size", 1);
-  c.weights.asymmetric = quant == "awq";
 
   KvScheme& k = s.scheme;
   const std::string& kv = get(flags, "kv-cache-dtype");

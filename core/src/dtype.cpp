@@ -17,7 +17,8 @@ int dtype_bits(DType t) {
     case DType::kFp8E4M3:
     case DType::kFp8E5M2:
     case DType::kInt8: return 8;
-    case DType::kInt4: return 4;
+    case DType::kInt4:
+    case DType::kFp4E2M1: return 4;
     case DType::kInt2: return 2;
   }
   return 0;
@@ -37,6 +38,7 @@ std::string_view dtype_name(DType t) {
     case DType::kInt8: return "int8";
     case DType::kInt4: return "int4";
     case DType::kInt2: return "int2";
+    case DType::kFp4E2M1: return "fp4_e2m1";
   }
   return "?";
 }

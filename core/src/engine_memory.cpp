@@ -71,15 +71,37 @@ Engine parse_engine(std::string_view text) {
   throw ConfigError(fmt::format("engine={} is not known; use vllm, sglang, trtllm or static", text));
 }
 
-std::string EngineVersion::text() const { return fmt::format("{}.{}", major, minor); }
+std::string EngineVersion::text() const {
+  return patch > 0 ? fmt::format("{}.{}.{}", major, minor, patch) : fmt::format("{}.{}", major, minor);
+}
+
+VllmEngine parse_vllm_engine(std::string_view text) {
+  if (text == "auto") return VllmEngine::kAuto;
+  if (text == "v0" || text == "V0") return VllmEngine::kV0;
+  if (text == "v1" || text == "V1") return VllmEngine::kV1;
+  throw ConfigError(fmt::format("vllm-engine={} must be auto, v0 or v1", text));
+}
+
+bool vllm_uses_v1(const EngineVersion& v, VllmEngine e) {
+  if (e == VllmEngine::kV0) return false;
+  if (e == VllmEngine::kV1) return true;
+  return v.at_least(0, 8);
+}
 
 EngineVersion parse_engine_version(std::string_view text) {
   std::string s(text);
   if (!s.empty() && (s[0] == 'v' || s[0] == 'V')) s = s.substr(1);
   EngineVersion v;
   int consumed = 0;
-  if (std::sscanf(s.c_str(), "%d.%d%n", &v.major, &v.minor, &consumed) != 2 || v.major < 0 || v.minor < 0) {
+  if (std::sscanf(s.c_str(), "%d.%d%n", &v.major, &v.minor, &consumed) != 2 || v.major < 0 || v.minor < 0 ||
+      v.major > 1000 || v.minor > 1000) {
     throw ConfigError(fmt::format("engine-version={} must look like MAJOR.MINOR, e.g. 0.10", text));
+  }
+  // An optional numeric patch level: "0.7.1", "0.6.4.post1", "0.11.1.dev12+g5ded9e9aa".
+  int patch = 0;
+  if (static_cast<size_t>(consumed) < s.size() && s[static_cast<size_t>(consumed)] == '.' &&
+      std::sscanf(s.c_str() + consumed + 1, "%d", &patch) == 1 && patch >= 0 && patch < 100000) {
+    v.patch = patch;
   }
   return v;
 }
@@ -146,18 +168,38 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   plan.max_model_len = c.max_model_len > 0 ? c.max_model_len : default_max_model_len(m);
   KvScheme s = scheme;
   if (c.engine == Engine::kSglang && !scheme.paged) s.paged = true;
+  const EngineVersion& v = c.version;
+  const bool v1 = vllm_uses_v1(v, c.vllm_engine);
+  if (c.engine == Engine::kVllm && !v.at_least(0, 7, 1) && m.count_layers(LayerKind::kMla) > 0) {
+    // vLLM before 0.7.1 had no MLA cache: DeepSeek attention ran as ordinary attention with K and V
+    // per head, zero-padded to 256 (deepseek_v2.py), so each rank caches heads/tp x 2 x 256.
+    s.mla_expanded_head_dim = 256;
+    plan.notes.push_back(fmt::format(
+        "vLLM {} predates the MLA cache (0.7.1): the KV cache holds per-head K and V padded to 256, not the "
+        "{}-value latent",
+        v.text(), m.mla.kv_lora_rank + m.mla.qk_rope_head_dim));
+  }
   KvLayout layout = build_kv_layout(m, s, p, stage);
   const bool last_stage = stage == p.pipeline_parallel - 1;
 
-  const int64_t weights = weight_bytes_per_gpu(m, c.weights, p, stage);
+  const WeightBytes wb = weight_bytes_breakdown(m, c.weights, p, stage);
+  const int64_t weights = wb.total();
   const int64_t rope = rope_cache_bytes(m);
-  MemoryTerm w{"weights", "model weights", weights + rope, true,
-               fmt::format("this GPU's shard of the parameters in {} (vocabulary padded to 64), plus "
-                           "the RoPE cos/sin cache ({}); exact",
-                           dtype_name(c.weights.dtype), gib(rope))};
+  std::string weights_how = fmt::format("this GPU's shard of the parameters, {}", c.weights.describe());
+  if (c.weights.quant.quantized()) {
+    weights_how += fmt::format("; {} quantized, {} in {}", gib(wb.quantized), gib(wb.unquantized),
+                               dtype_name(c.weights.dtype));
+    if (!wb.kept_16bit.empty()) {
+      std::string kept;
+      for (const std::string& k : wb.kept_16bit) kept += (kept.empty() ? "" : ", ") + k;
+      weights_how += fmt::format(" (kept in {}: {}; embeddings, norms and routers always)", dtype_name(c.weights.dtype), kept);
+    }
+  }
+  if (wb.vision > 0) weights_how += fmt::format("; vision encoder {} (16-bit, sharded by TP)", gib(wb.vision));
+  if (p.expert_parallel) weights_how += fmt::format("; routed experts spread over {} GPUs (expert parallel)", p.expert_parallel_size());
+  weights_how += fmt::format("; vocabulary padded to 64; RoPE cos/sin cache {}; exact", gib(rope));
+  MemoryTerm w{"weights", "model weights", weights + rope, true, weights_how};
 
-  const EngineVersion& v = c.version;
-  const bool v1 = v.at_least(0, 8);
   const bool big_gpu = gpu.usable_memory_bytes >= 70 * kGiB;
 
   // Defaults for the batch limits, which set the size of the profiling pass.
@@ -210,7 +252,6 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   auto in_use_term = [&](bool subtracted, std::string how) {
     return MemoryTerm{"memory_in_use", "in use by other processes", in_use, subtracted, std::move(how)};
   };
-  int64_t sglang_rest = 0;  // SGLang: free memory after the weights minus its reserve
   switch (c.engine) {
     case Engine::kVllm: {
       plan.engine_label = fmt::format("vLLM {} ({} engine)", v.text(), v1 ? "V1" : "V0");
@@ -256,24 +297,28 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     case Engine::kSglang: {
       double frac = c.mem_fraction_static > 0 ? c.mem_fraction_static : sglang_default_fraction(p.tensor_parallel);
       plan.engine_label = fmt::format("SGLang (mem_fraction_static {:.2f})", frac);
-      // SGLang sizes its pool from the memory free after loading the weights, keeping
-      // total · (1 − mem_fraction_static) back for activations and CUDA graphs:
-      //   rest = free_after_weights − reserve,  free_after_weights = total − in use − weights − context.
-      // As terms: (total − reserve) − weights − context − in use; the same number.
-      const int64_t reserve = total - static_cast<int64_t>(static_cast<double>(total) * frac);
-      const int64_t free_after_weights = total - in_use - w.bytes - kCudaContextBytes;
-      sglang_rest = free_after_weights - reserve;
-      plan.engine_budget_bytes = total - reserve;
-      plan.terms = {w, {"cuda_context", "CUDA context and handles", kCudaContextBytes, true,
-                        "estimate: memory in use before SGLang measures free memory"}};
+      // SGLang (model_runner.py) measures the free memory before loading (its "total"), loads the
+      // weights, then keeps free_at_start x (1 - mem_fraction_static) back for activations and
+      // CUDA graphs:  pool = free_after_weights - free_at_start x (1 - frac),
+      // free_at_start = total - CUDA context - memory in use, free_after_weights = free_at_start - weights.
+      // Checked on data/vllm_logs 89 and 90 (printed avail mem before and after loading).
+      const int64_t context = kSglangStartContextBytes;
+      const int64_t free_at_start = total - context - in_use;
+      const int64_t reserve = static_cast<int64_t>(static_cast<double>(free_at_start) * (1.0 - frac));
+      const int64_t free_after_weights = free_at_start - w.bytes;
+      (void)free_after_weights;  // = free_at_start - weights; the terms below sum to free_after_weights - reserve
+      plan.engine_budget_bytes = total;
+      plan.terms = {w, {"cuda_context", "CUDA context before SGLang starts", context, true,
+                        "estimate: total minus the free memory SGLang prints at start on an idle H100 (79.19 - 78.81 GiB, "
+                        "data/vllm_logs/90)"}};
       if (in_use > 0) {
         plan.terms.push_back(in_use_term(
-            true, fmt::format("SGLang rule: the pool is the memory free after loading (total - in use - weights - "
-                              "context = {}) minus total x (1 - {:.2f}), so other processes' memory is subtracted",
-                              gib(free_after_weights), frac)));
+            true, fmt::format("SGLang rule: it sizes everything from the memory free at start ({}), so other "
+                              "processes' memory is subtracted",
+                              gib(free_at_start))));
       }
-      plan.terms.push_back({"activations", "activations and CUDA graphs", reserve, false,
-                            fmt::format("SGLang leaves (1 - {:.2f}) of the GPU for these", frac)});
+      plan.terms.push_back({"reserve", "reserve for activations and CUDA graphs", reserve, true,
+                            fmt::format("SGLang keeps (1 - {:.2f}) of the memory free at start", frac)});
       s.tokens_per_block = 1;
       layout = build_kv_layout(m, s, p, stage);
       break;
@@ -307,13 +352,12 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
       break;
     }
   }
+  plan.kv_scheme = s;
   if (fixed > 0) plan.terms.push_back({"kv_scales", "KV quantization scales", fixed, true, "exact: per-layer fp8 scales"});
 
   int64_t used = 0;
   for (const MemoryTerm& t : plan.terms) used += t.subtracted ? t.bytes : 0;
   plan.kv_budget_bytes = plan.engine_budget_bytes - used;
-  // SGLang's pool comes from its own rule; the terms above restate it and sum to the same bytes.
-  if (c.engine == Engine::kSglang) plan.kv_budget_bytes = sglang_rest - fixed;
 
   plan.tokens_per_block = s.tokens_per_block;
   plan.block_bytes = layout.engine_block_bytes();
@@ -340,6 +384,15 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   } else {
     if (plan.block_bytes > 0) {
       plan.num_blocks = plan.kv_budget_bytes / plan.block_bytes;
+      if (c.engine == Engine::kTrtllm && c.trtllm_max_tokens > 0) {
+        // kv_cache_config.max_tokens: "the smaller value will be used", rounded up to whole blocks
+        const int64_t cap = (c.trtllm_max_tokens + s.tokens_per_block - 1) / s.tokens_per_block;
+        if (cap < plan.num_blocks) {
+          plan.num_blocks = cap;
+          plan.notes.push_back(fmt::format("the pool is capped by max_tokens={} ({} blocks), not by memory",
+                                           c.trtllm_max_tokens, cap));
+        }
+      }
     } else {
       plan.num_blocks = 0;  // state-only model: capacity is counted in requests below
     }
@@ -373,6 +426,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
 
 MemoryPlan plan_memory(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& scheme,
                        const Parallelism& p, const ServingConfig& c) {
+  validate_split(m, p, c.weights);
   if (c.gpu_memory_utilization <= 0 || c.gpu_memory_utilization > 1) {
     throw ConfigError(fmt::format("gpu-memory-utilization={} must be in (0, 1]", c.gpu_memory_utilization));
   }
@@ -405,6 +459,15 @@ MemoryPlan plan_memory(const ModelConfig& m, const GpuSpec& gpu, const KvScheme&
     best.notes.push_back(fmt::format("pipeline stage {} of {} limits capacity; figures are for its GPUs",
                                      best.pipeline_stage, p.pipeline_parallel));
   }
+  best.data_parallel = p.data_parallel;
+  if (p.data_parallel > 1) {
+    best.notes.push_back(fmt::format(
+        "{} data-parallel ranks, each with its own KV cache: per-rank figures below, x{} for the deployment{}",
+        p.data_parallel, p.data_parallel,
+        m.count_layers(LayerKind::kMla) > 0 ? " (data-parallel attention: each rank holds the latent of its own requests)" : ""));
+  }
+  best.warnings = m.warnings;
+  for (const std::string& n : c.weights.quant.notes) best.warnings.push_back(n);
   return best;
 }
 

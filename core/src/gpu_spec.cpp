@@ -41,6 +41,7 @@ bool is_lower_case_id(const std::string& s) {
 double GpuSpec::peak_flops(DType compute) const {
   if (is_fp8(compute) && peak_flops_fp8 > 0) return peak_flops_fp8;
   if (compute == DType::kInt8 && peak_flops_int8 > 0) return peak_flops_int8;
+  if (compute == DType::kFp4E2M1 && peak_flops_fp4 > 0) return peak_flops_fp4;
   return peak_flops_bf16;
 }
 
@@ -73,13 +74,12 @@ GpuSpec parse_gpu_spec(const nlohmann::json& object, std::string_view what) {
     g.usable_memory_bytes = static_cast<int64_t>(usable_gib * kGiB);
     g.usable_memory_source = f.string("usable_memory_source");
   } else {
-    if (f.has("usable_memory_source")) {
-      f.fail("usable_memory_source", f.string("usable_memory_source"), "is given without usable_memory_gib");
-    }
+    const std::string searched = f.has("usable_memory_source") ? f.string("usable_memory_source") : std::string();
     // Marketed "80GB" HBM/GDDR capacities are binary sizes; the driver reports about 1% less
     // (H100 80GB: 79.19 GiB, RTX A6000 48GB: 47.54 GiB in vLLM logs). Estimate, labelled as such.
     g.usable_memory_bytes = static_cast<int64_t>(memory_gb * 0.99 * kGiB);
     g.usable_memory_source = "estimate: 0.99 x the marketed capacity read as GiB (no measured total known)";
+    if (!searched.empty()) g.usable_memory_source += "; " + searched;
     g.usable_memory_estimated = true;
   }
   g.memory_type = f.string_or("memory_type", "");
@@ -96,7 +96,8 @@ GpuSpec parse_gpu_spec(const nlohmann::json& object, std::string_view what) {
   if (f.has("price_usd_per_gpu_hour")) {
     g.price_source = f.string("price_source");
   } else if (f.has("price_source")) {
-    f.fail("price_source", f.string("price_source"), "is given without price_usd_per_gpu_hour");
+    // A note on why there is no price (e.g. "no public on-demand price found").
+    g.price_source = f.string("price_source");
   }
   g.architecture = f.string("architecture");
   g.spec_only = f.bool_or("spec_only", false);

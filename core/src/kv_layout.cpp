@@ -17,6 +17,9 @@ constexpr int64_t kFp8ScaleBytes = 4;  // fp32 scale per tensor or per head
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Tokens a chunked-local-attention layer holds at length `tokens`: those of the current chunk.
+int64_t chunk_held_tokens(int64_t tokens, int64_t chunk) { return tokens - (tokens - 1) / chunk * chunk; }
+
 // One cached vector kind per token: `count` vectors of `dim` elements (e.g. K of every KV head).
 struct VectorSet {
   int64_t count = 0;
@@ -46,6 +49,10 @@ int64_t kivi_key_meta_per_group(const VectorSet& v) { return v.count * v.dim * k
 
 std::vector<VectorSet> vectors_of(const ModelConfig& m, const KvScheme& s, LayerKind kind, int heads) {
   if (kind == LayerKind::kMla) {
+    if (s.mla_expanded_head_dim > 0) {
+      // pre-MLA vLLM: K and V per head, zero-padded to one head size
+      return {VectorSet{heads, s.mla_expanded_head_dim, true}, VectorSet{heads, s.mla_expanded_head_dim, false}};
+    }
     return {VectorSet{1, m.mla.kv_lora_rank + m.mla.qk_rope_head_dim, false}};
   }
   int dk = s.low_rank > 0 ? s.low_rank : m.attention.head_dim;
@@ -70,6 +77,7 @@ int64_t KvLayout::held_tokens(const KvLayerGroup& g, int64_t tokens) const {
   if (!holds_kv_per_token(g.kind)) return 0;
   int64_t held = tokens;
   if (g.kind == LayerKind::kSlidingAttention) held = std::min<int64_t>(held, g.window_tokens);
+  if (g.kind == LayerKind::kChunkedAttention && held > 0) held = chunk_held_tokens(held, g.window_tokens);
   if (scheme_.eviction == Eviction::kH2O) held = std::min<int64_t>(held, scheme_.h2o_budget_tokens);
   if (scheme_.eviction == Eviction::kStreaming) {
     held = std::min<int64_t>(held, scheme_.sink_tokens + scheme_.streaming_window_tokens);
@@ -109,6 +117,11 @@ int64_t group_blocks(const KvLayout& layout, const KvLayerGroup& g, int64_t toke
     int64_t first = (tokens - g.window_tokens) / b;
     int64_t last = (tokens - 1) / b;
     return last - first + 1;
+  }
+  if (g.kind == LayerKind::kChunkedAttention && tokens > g.window_tokens && s.eviction == Eviction::kNone) {
+    // Blocks of the current chunk [chunk_start, tokens): earlier chunks' blocks are freed.
+    int64_t chunk_start = (tokens - 1) / g.window_tokens * g.window_tokens;
+    return (tokens - 1) / b - chunk_start / b + 1;
   }
   return ceil_div(layout.held_tokens(g, tokens), b);
 }
@@ -216,17 +229,20 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
     if (!inserted) continue;
     g.kind = layer.kind;
     g.window_tokens = layer.window_tokens;
-    g.name = layer.kind == LayerKind::kSlidingAttention
-                 ? fmt::format("sliding_attention({})", layer.window_tokens)
+    g.name = layer.kind == LayerKind::kSlidingAttention || layer.kind == LayerKind::kChunkedAttention
+                 ? fmt::format("{}({})", layer_kind_name(layer.kind), layer.window_tokens)
                  : std::string(layer_kind_name(layer.kind));
     switch (layer.kind) {
       case LayerKind::kFullAttention:
       case LayerKind::kSlidingAttention:
+      case LayerKind::kChunkedAttention:
       case LayerKind::kMla: {
         int heads = 1;
         if (layer.kind != LayerKind::kMla) {
           int kv = m.attention.num_kv_heads;
           heads = kv >= tp ? static_cast<int>(ceil_div(kv, tp)) : 1;
+        } else if (s.mla_expanded_head_dim > 0) {
+          heads = m.mla.num_heads / tp;
         }
         g.heads_per_gpu = heads;
         int64_t per_token = 0;
@@ -248,7 +264,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
           g.kivi_key_group_bytes = key_meta_per_group;
         }
         if (is_fp8(s.kv_dtype)) {
-          int vectors = layer.kind == LayerKind::kMla ? 1 : 2;
+          int vectors = layer.kind == LayerKind::kMla && s.mla_expanded_head_dim == 0 ? 1 : 2;
           g.fixed_bytes = kFp8ScaleBytes * vectors * (s.fp8_scales == Fp8Scales::kPerHead ? heads : 1);
         }
         break;
@@ -276,8 +292,8 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
         int64_t value_heads = a.num_value_heads / tp;
         int64_t conv_channels = 2 * key_heads * a.key_head_dim + value_heads * a.value_head_dim;
         g.heads_per_gpu = static_cast<int>(value_heads);
-        g.state_bytes_per_request = (a.conv_kernel - 1) * conv_channels * model_bytes +
-                                    value_heads * a.key_head_dim * a.value_head_dim * state_bytes;
+        const int64_t conv_state = a.conv_kernel > 0 ? (a.conv_kernel - 1) * conv_channels * model_bytes : 0;
+        g.state_bytes_per_request = conv_state + value_heads * a.key_head_dim * a.value_head_dim * state_bytes;
         break;
       }
     }

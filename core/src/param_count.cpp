@@ -2,38 +2,74 @@
 // exact count (tp = 1, no padding) and the per-GPU bytes cannot drift apart.
 #include "kvplan/core/param_count.h"
 
-#include "kvplan/core/kv_layout.h"
-
 #include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/kv_layout.h"
 
 namespace kvplan {
 
 namespace {
 
-enum class Part { kEmbedding, kAttention, kRecurrent, kMlp, kExperts, kSharedExperts, kRouter, kNorm, kLmHead };
+enum class Part { kEmbedding, kAttention, kRecurrent, kMlp, kExperts, kSharedExperts, kRouter, kNorm, kLmHead, kVision };
+
+// Module classes that a quantization method may store in low precision.
+enum class Module { kNone, kAttention, kMlp, kExperts, kSharedExperts, kRecurrent, kLmHead };
 
 struct Tensor {
   Part part;
-  int64_t rows;   // output features (per GPU)
-  int64_t cols;   // input features (per GPU)
-  bool quantizable;  // a linear layer's weight matrix
-  int64_t copies = 1;  // identical tensors (e.g. one per routed expert)
+  int64_t rows;      // output features (per GPU)
+  int64_t cols;      // input features (per GPU)
+  Module module;     // kNone: never quantized (norms, biases, embeddings, routers, vision)
+  int layer = -1;    // decoder layer index, -1 outside the layers
+  const char* name = "";  // module name inside the layer, e.g. "self_attn.q_proj"
+  int64_t copies = 1;     // identical tensors (e.g. one per routed expert on this GPU)
+  bool has_bias = false;  // a linear layer whose bias is listed as its own tensor
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Family-specific module prefixes, so ignore lists written against Hugging Face names match.
+struct ModuleNames {
+  const char* layers = "model.layers";
+  const char* mlp = "mlp";
+  const char* experts = "mlp.experts.0";
+  const char* shared = "mlp.shared_experts";
+};
+
+ModuleNames names_for(const ModelConfig& m) {
+  ModuleNames n;
+  const std::string& t = m.model_type;
+  if (t == "llama4" || t == "gemma3" || t == "mistral3" || t == "llava") n.layers = "language_model.model.layers";
+  if (t == "mixtral" || t == "minimax" || t == "minimax_m1" || t == "minimax_text_01") {
+    n.experts = "block_sparse_moe.experts.0";
+    n.shared = "block_sparse_moe.shared_experts";
+  }
+  if (t == "qwen2_moe" || t == "qwen3_moe" || t == "qwen3_next") n.shared = "mlp.shared_expert";
+  if (t == "llama4" || t == "llama4_text") {
+    n.mlp = "feed_forward";
+    n.experts = "feed_forward.experts";
+    n.shared = "feed_forward.shared_expert";
+  }
+  if (t == "gpt_oss") n.experts = "mlp.experts";
+  return n;
+}
+
 class TensorList {
  public:
-  TensorList(const ModelConfig& m, int tp, bool pad_vocab) : m_(m), tp_(tp), pad_vocab_(pad_vocab) {}
+  TensorList(const ModelConfig& m, const Parallelism& p, bool pad_vocab)
+      : m_(m), tp_(p.tensor_parallel), ep_(p.expert_parallel_size()), pad_vocab_(pad_vocab),
+        fused_experts_(m.model_type == "gpt_oss") {}
 
   std::vector<Tensor> tensors;
 
-  void linear(Part part, int64_t rows, int64_t cols, bool bias, int64_t copies = 1) {
-    tensors.push_back({part, rows, cols, true, copies});
-    if (bias) tensors.push_back({part, rows, 1, false, copies});
+  void linear(Part part, Module module, const char* name, int64_t rows, int64_t cols, bool bias, int64_t copies = 1) {
+    tensors.push_back({part, rows, cols, module, layer_, name, copies, bias});
+    if (bias) tensors.push_back({part, rows, 1, Module::kNone, layer_, name, copies});
   }
-  void vec(Part part, int64_t n) { tensors.push_back({part, n, 1, false}); }
-  void mat(Part part, int64_t rows, int64_t cols) { tensors.push_back({part, rows, cols, false}); }
+  void vec(Part part, int64_t n, int64_t copies = 1) { tensors.push_back({part, n, 1, Module::kNone, layer_, "", copies}); }
+  void mat(Part part, int64_t rows, int64_t cols) { tensors.push_back({part, rows, cols, Module::kNone, layer_, "", 1}); }
 
   int64_t vocab_per_gpu() const {
     // vLLM's VocabParallelEmbedding pads the vocabulary to a multiple of 64, then splits it.
@@ -52,14 +88,17 @@ class TensorList {
     const int64_t h = m_.hidden_size;
     const int64_t hq = a.num_q_heads / tp_;
     const int64_t hkv = a.num_kv_heads >= tp_ ? a.num_kv_heads / tp_ : 1;
-    linear(Part::kAttention, hq * a.head_dim * (a.output_gate ? 2 : 1), h, a.qkv_bias);
-    linear(Part::kAttention, hkv * a.head_dim, h, a.qkv_bias);
-    linear(Part::kAttention, hkv * a.v_head_dim, h, a.qkv_bias);
-    linear(Part::kAttention, h, hq * a.v_head_dim, false);
+    const Module mod = Module::kAttention;
+    linear(Part::kAttention, mod, "self_attn.q_proj", hq * a.head_dim * (a.output_gate ? 2 : 1), h, a.qkv_bias);
+    linear(Part::kAttention, mod, "self_attn.k_proj", hkv * a.head_dim, h, a.qkv_bias);
+    linear(Part::kAttention, mod, "self_attn.v_proj", hkv * a.v_head_dim, h, a.qkv_bias);
+    linear(Part::kAttention, mod, "self_attn.o_proj", h, hq * a.v_head_dim, false);
+    if (a.o_bias) vec(Part::kAttention, h);
     if (a.qk_norm) {
       vec(Part::kAttention, a.head_dim);
       vec(Part::kAttention, a.head_dim);
     }
+    if (a.sinks) vec(Part::kAttention, hq);
   }
 
   void mla() {
@@ -67,31 +106,34 @@ class TensorList {
     const int64_t h = m_.hidden_size;
     const int64_t heads = a.num_heads / tp_;
     const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    const Module mod = Module::kAttention;
     if (a.q_lora_rank > 0) {
-      linear(Part::kAttention, a.q_lora_rank, h, false);
+      linear(Part::kAttention, mod, "self_attn.q_a_proj", a.q_lora_rank, h, false);
       vec(Part::kAttention, a.q_lora_rank);
-      linear(Part::kAttention, heads * qk, a.q_lora_rank, false);
+      linear(Part::kAttention, mod, "self_attn.q_b_proj", heads * qk, a.q_lora_rank, false);
     } else {
-      linear(Part::kAttention, heads * qk, h, false);
+      linear(Part::kAttention, mod, "self_attn.q_proj", heads * qk, h, false);
     }
-    linear(Part::kAttention, a.kv_lora_rank + a.qk_rope_head_dim, h, false);
+    linear(Part::kAttention, mod, "self_attn.kv_a_proj_with_mqa", a.kv_lora_rank + a.qk_rope_head_dim, h, false);
     vec(Part::kAttention, a.kv_lora_rank);
-    linear(Part::kAttention, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, false);
-    linear(Part::kAttention, h, heads * a.v_head_dim, false);
+    linear(Part::kAttention, mod, "self_attn.kv_b_proj", heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
+           false);
+    linear(Part::kAttention, mod, "self_attn.o_proj", h, heads * a.v_head_dim, false);
   }
 
   void mamba1() {
     const MambaShape& a = m_.mamba;
     const int64_t h = m_.hidden_size;
     const int64_t di = a.d_inner / tp_;
-    linear(Part::kRecurrent, 2 * di, h, a.proj_bias);
+    const Module mod = Module::kRecurrent;
+    linear(Part::kRecurrent, mod, "mamba.in_proj", 2 * di, h, a.proj_bias);
     mat(Part::kRecurrent, di, a.d_conv);
     if (a.conv_bias) vec(Part::kRecurrent, di);
-    linear(Part::kRecurrent, a.dt_rank + 2 * a.d_state, di, false);
-    linear(Part::kRecurrent, di, a.dt_rank, true);
+    linear(Part::kRecurrent, mod, "mamba.x_proj", a.dt_rank + 2 * a.d_state, di, false);
+    linear(Part::kRecurrent, mod, "mamba.dt_proj", di, a.dt_rank, true);
     mat(Part::kRecurrent, di, a.d_state);  // A_log
     vec(Part::kRecurrent, di);             // D
-    linear(Part::kRecurrent, h, di, a.proj_bias);
+    linear(Part::kRecurrent, mod, "mamba.out_proj", h, di, a.proj_bias);
     if (a.inner_layernorms) {
       vec(Part::kRecurrent, a.dt_rank);
       vec(Part::kRecurrent, a.d_state);
@@ -106,14 +148,15 @@ class TensorList {
     const int64_t groups = a.n_groups >= tp_ ? a.n_groups / tp_ : a.n_groups;
     const int64_t heads = a.num_heads / tp_;
     const int64_t conv = di + 2 * groups * a.d_state;
-    linear(Part::kRecurrent, 2 * di + 2 * groups * a.d_state + heads, h, a.proj_bias);
+    const Module mod = Module::kRecurrent;
+    linear(Part::kRecurrent, mod, "mixer.in_proj", 2 * di + 2 * groups * a.d_state + heads, h, a.proj_bias);
     mat(Part::kRecurrent, conv, a.d_conv);
     if (a.conv_bias) vec(Part::kRecurrent, conv);
     vec(Part::kRecurrent, heads);  // dt_bias
     vec(Part::kRecurrent, heads);  // A_log
     vec(Part::kRecurrent, heads);  // D
     vec(Part::kRecurrent, di);     // gated RMSNorm
-    linear(Part::kRecurrent, h, di, a.proj_bias);
+    linear(Part::kRecurrent, mod, "mixer.out_proj", h, di, a.proj_bias);
   }
 
   void linear_attention() {
@@ -122,37 +165,60 @@ class TensorList {
     const int64_t key_dim = a.num_key_heads / tp_ * a.key_head_dim;
     const int64_t value_heads = a.num_value_heads / tp_;
     const int64_t value_dim = value_heads * a.value_head_dim;
-    linear(Part::kRecurrent, 2 * key_dim + 2 * value_dim, h, false);  // in_proj_qkvz
-    linear(Part::kRecurrent, 2 * value_heads, h, false);              // in_proj_ba
-    mat(Part::kRecurrent, 2 * key_dim + value_dim, a.conv_kernel);    // depthwise conv1d
+    const Module mod = Module::kRecurrent;
+    if (a.kind == LinearAttentionKind::kLightning) {
+      // MiniMax lightning attention: fused qkv, a sigmoid output gate, RMSNorm over the heads.
+      linear(Part::kRecurrent, mod, "self_attn.qkv_proj", 2 * key_dim + value_dim, h, false);
+      linear(Part::kRecurrent, mod, "self_attn.output_gate", value_dim, h, false);
+      vec(Part::kRecurrent, value_dim);  // norm
+      linear(Part::kRecurrent, mod, "self_attn.out_proj", h, value_dim, false);
+      return;
+    }
+    linear(Part::kRecurrent, mod, "linear_attn.in_proj_qkvz", 2 * key_dim + 2 * value_dim, h, false);
+    linear(Part::kRecurrent, mod, "linear_attn.in_proj_ba", 2 * value_heads, h, false);
+    mat(Part::kRecurrent, 2 * key_dim + value_dim, a.conv_kernel);  // depthwise conv1d
     vec(Part::kRecurrent, value_heads);                               // dt_bias
     vec(Part::kRecurrent, value_heads);                               // A_log
     vec(Part::kRecurrent, a.value_head_dim);                          // gated RMSNorm
-    linear(Part::kRecurrent, h, value_dim, false);                    // out_proj
+    linear(Part::kRecurrent, mod, "linear_attn.out_proj", h, value_dim, false);
   }
 
-  void mlp(const MlpShape& s) {
+  void mlp(const MlpShape& s, const ModuleNames& n) {
     const int64_t h = m_.hidden_size;
+    (void)n;
     switch (s.kind) {
       case MlpKind::kGated:
         if (s.intermediate_size == 0) return;
-        linear(Part::kMlp, 2 * (s.intermediate_size / tp_), h, s.bias);
-        linear(Part::kMlp, h, s.intermediate_size / tp_, s.bias);
+        // gate and up are separate tensors in checkpoints (each with its own scales)
+        linear(Part::kMlp, Module::kMlp, "mlp.gate_proj", s.intermediate_size / tp_, h, s.bias);
+        linear(Part::kMlp, Module::kMlp, "mlp.up_proj", s.intermediate_size / tp_, h, s.bias);
+        linear(Part::kMlp, Module::kMlp, "mlp.down_proj", h, s.intermediate_size / tp_, s.bias);
         return;
       case MlpKind::kPlain:
-        linear(Part::kMlp, s.intermediate_size / tp_, h, s.bias);
-        linear(Part::kMlp, h, s.intermediate_size / tp_, s.bias);
+        linear(Part::kMlp, Module::kMlp, "mlp.up_proj", s.intermediate_size / tp_, h, s.bias);
+        linear(Part::kMlp, Module::kMlp, "mlp.down_proj", h, s.intermediate_size / tp_, s.bias);
         return;
       case MlpKind::kMoe: {
-        const int64_t width = s.expert_intermediate_size / tp_;
-        linear(Part::kExperts, 2 * width, h, false, s.num_experts);
-        linear(Part::kExperts, h, width, false, s.num_experts);
+        // Expert parallelism places whole experts (ceil(E / ep) on the fullest GPU); otherwise
+        // every GPU holds every expert's 1/tp slice.
+        const int64_t copies = ep_ > 1 ? ceil_div(s.num_experts, ep_) : s.num_experts;
+        const int64_t width = ep_ > 1 ? s.expert_intermediate_size : s.expert_intermediate_size / tp_;
+        if (fused_experts_) {
+          // gpt-oss stores gate and up fused per expert: gate_up_proj [E, 2I, H]
+          linear(Part::kExperts, Module::kExperts, "experts.gate_up_proj", 2 * width, h, s.expert_bias, copies);
+        } else {
+          linear(Part::kExperts, Module::kExperts, "experts.gate_proj", width, h, false, copies);
+          linear(Part::kExperts, Module::kExperts, "experts.up_proj", width, h, false, copies);
+        }
+        linear(Part::kExperts, Module::kExperts, "experts.down_proj", h, width, false, copies);
+        if (s.expert_bias) vec(Part::kExperts, h, copies);
         mat(Part::kRouter, s.num_experts, h);
         if (s.router_bias) vec(Part::kRouter, s.num_experts);
         if (s.shared_intermediate_size > 0) {
           const int64_t shared = s.shared_intermediate_size / tp_;
-          linear(Part::kSharedExperts, 2 * shared, h, false);
-          linear(Part::kSharedExperts, h, shared, false);
+          linear(Part::kSharedExperts, Module::kSharedExperts, "shared.gate_proj", shared, h, false);
+          linear(Part::kSharedExperts, Module::kSharedExperts, "shared.up_proj", shared, h, false);
+          linear(Part::kSharedExperts, Module::kSharedExperts, "shared.down_proj", h, shared, false);
           if (s.shared_expert_gate) mat(Part::kSharedExperts, 1, h);
         }
         return;
@@ -160,63 +226,194 @@ class TensorList {
     }
   }
 
-  void layer(const LayerSpec& l) {
+  void layer(int index, const LayerSpec& l, const ModuleNames& n) {
+    layer_ = index;
     switch (l.kind) {
       case LayerKind::kFullAttention:
-      case LayerKind::kSlidingAttention: attention(); break;
+      case LayerKind::kSlidingAttention:
+      case LayerKind::kChunkedAttention: attention(); break;
       case LayerKind::kMla: mla(); break;
       case LayerKind::kMamba1: mamba1(); break;
       case LayerKind::kMamba2: mamba2(); break;
       case LayerKind::kLinearAttention: linear_attention(); break;
     }
-    mlp(l.mlp);
+    mlp(l.mlp, n);
     for (int i = 0; i < m_.norms_per_layer; ++i) norm(m_.hidden_size);
+    layer_ = -1;
   }
 
   void embedding() { mat(Part::kEmbedding, vocab_per_gpu(), m_.hidden_size); }
   void head(bool force_untied) {
     norm(m_.hidden_size);
     if (!m_.tie_word_embeddings || force_untied) {
-      tensors.push_back({Part::kLmHead, vocab_per_gpu(), m_.hidden_size, false});
+      tensors.push_back({Part::kLmHead, vocab_per_gpu(), m_.hidden_size, Module::kLmHead, -1, "lm_head", 1});
+    }
+  }
+
+  // The vision encoder and its projector, unsharded (the caller shards the total by TP).
+  void vision() {
+    const VisionShape& v = m_.vision;
+    const int64_t H = v.hidden_size, I = v.intermediate_size, L = v.num_layers;
+    auto lin = [&](int64_t rows, int64_t cols, bool bias, int64_t copies = 1) {
+      tensors.push_back({Part::kVision, rows, cols, Module::kNone, -1, "", copies});
+      if (bias) tensors.push_back({Part::kVision, rows, 1, Module::kNone, -1, "", copies});
+    };
+    auto v1 = [&](int64_t n, int64_t copies = 1) { tensors.push_back({Part::kVision, n, 1, Module::kNone, -1, "", copies}); };
+    switch (v.kind) {
+      case VisionKind::kNone: return;
+      case VisionKind::kQwen2Vl:
+      case VisionKind::kQwen25Vl: {
+        const bool v25 = v.kind == VisionKind::kQwen25Vl;
+        // patch_embed: Conv3d(in_channels, H, (t, p, p)), no bias
+        lin(H, static_cast<int64_t>(v.in_channels) * v.temporal_patch_size * v.patch_size * v.patch_size, false);
+        const int64_t norm = v25 ? H : 2 * H;  // RMSNorm weight, or LayerNorm weight + bias
+        v1(2 * norm, L);                       // norm1, norm2
+        lin(3 * H, H, true, L);                // attn.qkv
+        lin(H, H, true, L);                    // attn.proj
+        if (v25) {
+          lin(I, H, true, L);  // mlp.gate_proj
+          lin(I, H, true, L);  // mlp.up_proj
+          lin(H, I, true, L);  // mlp.down_proj
+        } else {
+          lin(I, H, true, L);  // mlp.fc1
+          lin(H, I, true, L);  // mlp.fc2
+        }
+        // merger: ln_q, then Linear(H·m², H·m²) and Linear(H·m², out), both with bias
+        const int64_t merged = H * v.spatial_merge_size * v.spatial_merge_size;
+        v1(norm);
+        lin(merged, merged, true);
+        lin(v.out_hidden_size, merged, true);
+        return;
+      }
+      case VisionKind::kSiglip: {
+        const int64_t side = v.image_size / v.patch_size;
+        lin(H, static_cast<int64_t>(v.in_channels) * v.patch_size * v.patch_size, true);  // patch_embedding
+        tensors.push_back({Part::kVision, side * side, H, Module::kNone, -1, "", 1});      // position_embedding
+        v1(2 * H, L);             // layer_norm1
+        lin(H, H, true, 4 * L);   // q, k, v, out
+        v1(2 * H, L);             // layer_norm2
+        lin(I, H, true, L);       // fc1
+        lin(H, I, true, L);       // fc2
+        v1(2 * H);                // post_layernorm
+        // Gemma-3 multimodal projector: mm_input_projection_weight [H, text] + mm_soft_emb_norm
+        tensors.push_back({Part::kVision, H, v.out_hidden_size, Module::kNone, -1, "", 1});
+        v1(H);
+        return;
+      }
+      case VisionKind::kPixtral: {
+        lin(H, static_cast<int64_t>(v.in_channels) * v.patch_size * v.patch_size, false);  // patch_conv
+        v1(H);                   // ln_pre
+        v1(H, L);                // attention_norm
+        lin(H, H, false, 4 * L); // q, k, v, o
+        v1(H, L);                // ffn_norm
+        lin(I, H, false, 2 * L); // gate, up
+        lin(H, I, false, L);     // down
+        if (v.has_patch_merger) {
+          v1(H);                                                                  // projector norm
+          lin(H, H * v.spatial_merge_size * v.spatial_merge_size, false);         // patch_merger
+        }
+        lin(v.out_hidden_size, H, v.projector_bias);                 // linear_1
+        lin(v.out_hidden_size, v.out_hidden_size, v.projector_bias); // linear_2
+        return;
+      }
+      case VisionKind::kLlama4: {
+        const int64_t patches = (v.image_size / v.patch_size) * (v.image_size / v.patch_size);
+        lin(H, static_cast<int64_t>(v.in_channels) * v.patch_size * v.patch_size, false);  // unfold + linear
+        v1(H);                                                                             // class_embedding
+        tensors.push_back({Part::kVision, patches + 1, H, Module::kNone, -1, "", 1});      // positional_embedding_vlm
+        v1(2 * H);  // layernorm_pre
+        v1(2 * H);  // layernorm_post
+        v1(2 * H, L);            // input_layernorm
+        lin(H, H, true, 4 * L);  // q, k, v, o
+        v1(2 * H, L);            // post_attention_layernorm
+        lin(I, H, true, L);      // fc1
+        lin(H, I, true, L);      // fc2
+        // pixel-shuffle adapter: fc1 [projector_input, I], fc2 [projector_output, projector_output]
+        lin(v.projector_input_dim, I, false);
+        lin(v.projector_output_dim, v.projector_output_dim, false);
+        lin(m_.hidden_size, v.out_hidden_size, v.projector_bias);  // multi_modal_projector.linear_1
+        return;
+      }
     }
   }
 
  private:
   const ModelConfig& m_;
   int tp_;
+  int ep_;
   bool pad_vocab_;
+  bool fused_experts_;
+  int layer_ = -1;
 };
 
 std::vector<Tensor> enumerate(const ModelConfig& m, const Parallelism& p, int stage, bool pad_vocab) {
-  TensorList list(m, p.tensor_parallel, pad_vocab);
+  TensorList list(m, p, pad_vocab);
+  const ModuleNames names = names_for(m);
   auto [first, last] = pipeline_stage_layers(m.num_layers(), p.pipeline_parallel, stage);
   bool is_first = stage == 0;
   bool is_last = stage == p.pipeline_parallel - 1;
   if (is_first) list.embedding();
-  for (int i = first; i < last; ++i) list.layer(m.layers[static_cast<size_t>(i)]);
+  for (int i = first; i < last; ++i) list.layer(i, m.layers[static_cast<size_t>(i)], names);
   // With pipeline stages the last stage holds its own LM head even when tied.
   if (is_last) list.head(p.pipeline_parallel > 1 && m.tie_word_embeddings);
+  if (is_first) list.vision();
   return std::move(list.tensors);
 }
 
-int64_t tensor_bytes(const Tensor& t, const WeightFormat& f) {
+// The Hugging Face style name of a tensor's module, for matching ignore lists.
+std::string module_name(const ModelConfig& m, const ModuleNames& n, const Tensor& t) {
+  if (t.module == Module::kLmHead) return "lm_head";
+  std::string inner = t.name;
+  // Route the generic names of MLP, expert and shared-expert tensors through the family's prefix.
+  auto replace_prefix = [&](std::string_view from, std::string_view to) {
+    if (inner.rfind(from, 0) == 0) inner = std::string(to) + inner.substr(from.size());
+  };
+  replace_prefix("mlp.", std::string(n.mlp) + ".");
+  replace_prefix("experts.", std::string(n.experts) + ".");
+  replace_prefix("shared.", std::string(n.shared) + ".");
+  (void)m;
+  return fmt::format("{}.{}.{}", n.layers, t.layer, inner);
+}
+
+struct Storage {
+  int64_t bytes = 0;
+  bool quantized = false;
+};
+
+Storage tensor_storage(const ModelConfig& m, const ModuleNames& names, const Tensor& t, const WeightFormat& f) {
   const int64_t n = t.rows * t.cols;
-  if (!t.quantizable || f.dtype == DType::kBF16 || f.dtype == DType::kF16) {
-    return n * (f.dtype == DType::kF32 ? 4 : 2);
+  const int64_t plain = f.dtype == DType::kF32 ? n * 4 : n * 2;
+  if (t.module == Module::kNone || !f.quant.quantized()) return {plain, false};
+  if (t.module == Module::kLmHead && !f.quant.quantize_lm_head) return {plain, false};
+  if (!f.quant.ignore.empty() && !is_quantized_module(f.quant, module_name(m, names, t))) return {plain, false};
+  int64_t bytes = quantized_linear_bytes(f.quant, t.rows, t.cols, f.dtype);
+  // AutoGPTQ-style exports write a (zero) fp16 bias for every quantized layer without one.
+  if (f.quant.method == QuantMethod::kGptq && !t.has_bias) bytes += t.rows * 2;
+  return {bytes, true};
+}
+
+const char* module_label(Module mod) {
+  switch (mod) {
+    case Module::kAttention: return "attention";
+    case Module::kMlp: return "dense MLP";
+    case Module::kExperts: return "routed experts";
+    case Module::kSharedExperts: return "shared experts";
+    case Module::kRecurrent: return "recurrent mixers";
+    case Module::kLmHead: return "lm_head";
+    case Module::kNone: return "";
   }
-  if (f.dtype == DType::kF32) return n * 4;
-  if (is_fp8(f.dtype) || f.dtype == DType::kInt8) {
-    return n + t.rows * 4;  // 1 byte per weight, one fp32 scale per output channel
-  }
-  // int4 / int2 with group scales along the input dimension.
-  const int64_t groups = t.rows * ceil_div(t.cols, f.group_size);
-  return dtype_bytes_for(f.dtype, n) + groups * 2 * (f.asymmetric ? 2 : 1);
+  return "";
 }
 
 }  // namespace
 
+std::string WeightFormat::describe() const {
+  if (!quant.quantized()) return std::string(dtype_name(dtype));
+  return fmt::format("{} ({})", quant.description, quant.origin);
+}
+
 int64_t ParamCount::total() const {
-  return embedding + attention + recurrent + mlp + experts + shared_experts + routers + norms + lm_head;
+  return embedding + attention + recurrent + mlp + experts + shared_experts + routers + norms + lm_head + vision;
 }
 
 int64_t ParamCount::active() const { return total() - experts + active_experts; }
@@ -235,26 +432,80 @@ ParamCount count_parameters(const ModelConfig& m) {
       case Part::kRouter: c.routers += n; break;
       case Part::kNorm: c.norms += n; break;
       case Part::kLmHead: c.lm_head += n; break;
+      case Part::kVision: c.vision += n; break;
     }
   }
   for (const LayerSpec& l : m.layers) {
     if (l.mlp.kind == MlpKind::kMoe) {
-      c.active_experts += static_cast<int64_t>(l.mlp.experts_per_token) * 3 * m.hidden_size *
-                          l.mlp.expert_intermediate_size;
+      const int64_t per_expert = 3 * static_cast<int64_t>(m.hidden_size) * l.mlp.expert_intermediate_size +
+                                 (l.mlp.expert_bias ? 2 * l.mlp.expert_intermediate_size + m.hidden_size : 0);
+      c.active_experts += static_cast<int64_t>(l.mlp.experts_per_token) * per_expert;
     }
   }
   return c;
 }
 
+WeightBytes weight_bytes_breakdown(const ModelConfig& m, const WeightFormat& f, const Parallelism& p, int stage) {
+  WeightBytes out;
+  const ModuleNames names = names_for(m);
+  bool kept[7] = {};
+  bool seen_quantized = false;
+  int64_t vision = 0;
+  for (const Tensor& t : enumerate(m, p, stage, true)) {
+    const Storage s = tensor_storage(m, names, t, f);
+    const int64_t bytes = s.bytes * t.copies;
+    if (t.part == Part::kVision) {
+      vision += bytes;
+      continue;
+    }
+    (s.quantized ? out.quantized : out.unquantized) += bytes;
+    if (t.part == Part::kExperts) out.experts += bytes;
+    if (s.quantized) seen_quantized = true;
+    if (!s.quantized && t.module != Module::kNone) kept[static_cast<int>(t.module)] = true;
+  }
+  // The vision encoder is sharded like the text layers (vLLM's default mm_encoder_tp_mode).
+  out.vision = ceil_div(vision, p.tensor_parallel);
+  out.unquantized += out.vision;
+  if (f.quant.quantized()) {
+    for (Module mod : {Module::kAttention, Module::kMlp, Module::kExperts, Module::kSharedExperts, Module::kRecurrent,
+                       Module::kLmHead}) {
+      if (kept[static_cast<int>(mod)]) out.kept_16bit.emplace_back(module_label(mod));
+    }
+    if (!seen_quantized) out.kept_16bit.emplace_back("(no tensor of this model matched the quantized modules)");
+  }
+  return out;
+}
+
 int64_t weight_bytes_per_gpu(const ModelConfig& m, const WeightFormat& f, const Parallelism& p, int stage) {
-  int64_t total = 0;
-  for (const Tensor& t : enumerate(m, p, stage, true)) total += tensor_bytes(t, f) * t.copies;
-  return total;
+  return weight_bytes_breakdown(m, f, p, stage).total();
+}
+
+std::vector<uint8_t> quantized_module_mask(const ModelConfig& m, const WeightFormat& f) {
+  std::vector<uint8_t> mask(static_cast<size_t>(m.num_layers()), 0);
+  if (!f.quant.quantized()) return mask;
+  const ModuleNames names = names_for(m);
+  for (const Tensor& t : enumerate(m, Parallelism{}, 0, false)) {
+    if (t.layer < 0 || t.module == Module::kNone || t.module == Module::kLmHead) continue;
+    if (!tensor_storage(m, names, t, f).quantized) continue;
+    uint8_t bit = 0;
+    switch (t.module) {
+      case Module::kAttention: bit = kQuantAttention; break;
+      case Module::kMlp: bit = kQuantMlp; break;
+      case Module::kExperts: bit = kQuantExperts; break;
+      case Module::kSharedExperts: bit = kQuantShared; break;
+      case Module::kRecurrent: bit = kQuantRecurrent; break;
+      case Module::kNone:
+      case Module::kLmHead: break;
+    }
+    mask[static_cast<size_t>(t.layer)] |= bit;
+  }
+  return mask;
 }
 
 int64_t weight_bytes_total(const ModelConfig& m, const WeightFormat& f) {
+  const ModuleNames names = names_for(m);
   int64_t total = 0;
-  for (const Tensor& t : enumerate(m, Parallelism{}, 0, false)) total += tensor_bytes(t, f) * t.copies;
+  for (const Tensor& t : enumerate(m, Parallelism{}, 0, false)) total += tensor_storage(m, names, t, f).bytes * t.copies;
   return total;
 }
 

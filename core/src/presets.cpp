@@ -148,13 +148,13 @@ const std::vector<GpuSpec>& gpu_presets() {
   return presets;
 }
 
-ModelConfig resolve_model(std::string_view text) {
+ModelConfig resolve_model(std::string_view text, const ModelParseOptions& options) {
   const std::string key = lower(text);
   for (const ModelConfig& m : model_presets()) {
     if (lower(m.id) == key) return m;
   }
   const bool has_slash = key.find('/') != std::string::npos;
-  if ((has_slash || ends_with_json(key)) && is_file(text)) return load_model_config_file(std::string(text));
+  if ((has_slash || ends_with_json(key)) && is_file(text)) return load_model_config_file(std::string(text), options);
   if (has_slash) {
     for (const ModelConfig& m : model_presets()) {
       for (const std::string& r : m.hf_repos) {

@@ -21,38 +21,19 @@ constexpr int kSamplingKernels = 5;  // temperature, softmax, top-k/top-p, sampl
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Bytes of one linear layer's weight matrix [rows, cols] in `f`, by the rule of param_count.cpp:
-// 16-bit as is; fp8/int8 one byte per weight plus an fp32 scale per output row; int4/int2 packed
-// with an fp16 scale (and zero point when asymmetric) per group of group_size inputs.
-double weight_bytes(int64_t rows, int64_t cols, const WeightFormat& f) {
-  const int64_t n = rows * cols;
-  switch (f.dtype) {
-    case DType::kF32: return 4.0 * static_cast<double>(n);
-    case DType::kF16:
-    case DType::kBF16: return 2.0 * static_cast<double>(n);
-    case DType::kFp8E4M3:
-    case DType::kFp8E5M2:
-    case DType::kInt8: return static_cast<double>(n + rows * 4);
-    case DType::kInt4:
-    case DType::kInt2:
-      return static_cast<double>(dtype_bytes_for(f.dtype, n) +
-                                 rows * ceil_div(cols, f.group_size) * 2 * (f.asymmetric ? 2 : 1));
-  }
-  return 2.0 * static_cast<double>(n);
-}
-
-// GEMMs with fp8/int8 weights run W8A8 on fp8/int8 tensor cores; int4 weights are W4A16.
-DType gemm_dtype(const WeightFormat& f) {
-  if (is_fp8(f.dtype)) return DType::kFp8E4M3;
-  if (f.dtype == DType::kInt8) return DType::kInt8;
-  return DType::kBF16;
+// Bytes of one linear layer's weight matrix [rows, cols], stored quantized or in 16-bit, by the
+// rule of weight_quant.h (the same bytes param_count.cpp counts).
+double weight_bytes(int64_t rows, int64_t cols, const WeightFormat& f, bool quantized) {
+  if (quantized) return static_cast<double>(quantized_linear_bytes(f.quant, rows, cols, f.dtype));
+  return static_cast<double>(rows * cols) * (f.dtype == DType::kF32 ? 4.0 : 2.0);
 }
 
 bool same_mlp(const MlpShape& a, const MlpShape& b) {
   return a.kind == b.kind && a.intermediate_size == b.intermediate_size && a.num_experts == b.num_experts &&
          a.experts_per_token == b.experts_per_token && a.expert_intermediate_size == b.expert_intermediate_size &&
          a.shared_intermediate_size == b.shared_intermediate_size &&
-         a.shared_expert_gate == b.shared_expert_gate && a.bias == b.bias;
+         a.shared_expert_gate == b.shared_expert_gate && a.bias == b.bias && a.expert_bias == b.expert_bias &&
+         a.router_bias == b.router_bias;
 }
 
 struct LayerKey {
@@ -60,8 +41,10 @@ struct LayerKey {
   int window;
   bool shared;
   MlpShape mlp;
+  uint8_t quant_mask;
   bool operator==(const LayerKey& o) const {
-    return kind == o.kind && window == o.window && shared == o.shared && same_mlp(mlp, o.mlp);
+    return kind == o.kind && window == o.window && shared == o.shared && same_mlp(mlp, o.mlp) &&
+           quant_mask == o.quant_mask;
   }
 };
 
@@ -69,7 +52,8 @@ class Builder {
  public:
   Builder(const ModelConfig& m, const KvLayout& layout, const Parallelism& p, const StepShape& s,
           const StepOpsOptions& o)
-      : m_(m), layout_(layout), tp_(p.tensor_parallel), s_(s), o_(o), wdtype_(gemm_dtype(o.weights)) {
+      : m_(m), layout_(layout), tp_(p.tensor_parallel), ep_(p.expert_parallel_size()), dp_(p.data_parallel), s_(s),
+        o_(o) {
     T_ = static_cast<double>(s.new_tokens());
     Tp_ = static_cast<double>(s.prefill_tokens);
     Td_ = static_cast<double>(s.decode_tokens());
@@ -84,7 +68,7 @@ class Builder {
     op.name = name;
     op.op_class = c;
     op.stream = stream;
-    op.dtype = (c == OpClass::kGemm || c == OpClass::kMoeGemm) ? wdtype_ : DType::kBF16;
+    op.dtype = (c == OpClass::kGemm || c == OpClass::kMoeGemm) && quantized_now() ? o_.gemm_dtype : DType::kBF16;
     op.flops = flops;
     op.bytes = bytes;
     op.kernels = kernels;
@@ -102,8 +86,12 @@ class Builder {
     const double n = static_cast<double>(n_out);
     const double k = static_cast<double>(k_in);
     add(name, c, 2.0 * tokens * n * k,
-        weight_bytes(n_out, k_in, o_.weights) + tokens * (n + k) * kAct, kernels);
+        weight_bytes(n_out, k_in, o_.weights, quantized_now()) + tokens * (n + k) * kAct, kernels);
   }
+
+  // Whether the module class being emitted is stored quantized in the current layer type.
+  bool quantized_now() const { return (layer_mask_ & module_) != 0; }
+  void module(uint8_t m) { module_ = m; }
 
   void norms(const char* name, int count) {
     if (count <= 0 || T_ <= 0) return;
@@ -138,6 +126,7 @@ class Builder {
     const int64_t hq = a.num_q_heads / tp_;
     const int64_t hkv = a.num_kv_heads >= tp_ ? ceil_div(a.num_kv_heads, tp_) : 1;
     const int64_t d = a.head_dim, dv = a.v_head_dim;
+    module(kQuantAttention);
     gemm("qkv_proj", T_, hq * d * (a.output_gate ? 2 : 1) + hkv * (d + dv), h_);
     if (m_.rotary_dim > 0 || a.qk_norm) {
       const double el = T_ * static_cast<double>((hq + hkv) * d);
@@ -168,6 +157,7 @@ class Builder {
     const MlaShape& a = m_.mla;
     const int64_t heads = a.num_heads / tp_;
     const int64_t r = a.kv_lora_rank, R = a.qk_rope_head_dim, n = a.qk_nope_head_dim, v = a.v_head_dim;
+    module(kQuantAttention);
     // Down projections are replicated on every rank (vLLM ReplicatedLinear, fused q_a + kv_a).
     if (a.q_lora_rank > 0) {
       gemm("qkv_a_proj", T_, a.q_lora_rank + r + R, h_);
@@ -190,7 +180,7 @@ class Builder {
       const double tok = static_cast<double>(w->prefill_kv_tokens);
       mark_attention();
       add("kv_b_proj", OpClass::kGemm, 2.0 * tok * r * heads * (n + v),
-          weight_bytes(heads * (n + v), r, o_.weights) + tok * bpt + tok * heads * (n + v) * kAct);
+          weight_bytes(heads * (n + v), r, o_.weights, quantized_now()) + tok * bpt + tok * heads * (n + v) * kAct);
       add("attention_prefill", OpClass::kAttentionPrefill,
           2.0 * static_cast<double>(w->prefill_pairs) * heads * (n + R + v),
           Tp_ * heads * (n + R + v) * kAct + tok * heads * (n + R + v) * kAct);
@@ -221,6 +211,7 @@ class Builder {
     const int64_t heads = a.num_heads / tp_;
     const int64_t N = a.d_state, P = a.head_dim;
     const int64_t conv = di + 2 * g * N;
+    module(kQuantRecurrent);
     gemm("in_proj", T_, 2 * di + 2 * g * N + heads, h_);
     add("conv1d", OpClass::kElementwise, 2.0 * T_ * conv * a.d_conv, 2.0 * T_ * conv * kAct);
     const double io = static_cast<double>(conv + heads + di) * kAct;  // x, B, C, dt in; y out
@@ -244,6 +235,7 @@ class Builder {
     const MambaShape& a = m_.mamba;
     const int64_t di = a.d_inner / tp_;
     const int64_t N = a.d_state, R = a.dt_rank;
+    module(kQuantRecurrent);
     gemm("in_proj", T_, 2 * di, h_);
     add("conv1d", OpClass::kElementwise, 2.0 * T_ * di * a.d_conv, 2.0 * T_ * di * kAct);
     gemm("x_proj", T_, R + 2 * N, di);
@@ -268,9 +260,15 @@ class Builder {
     const int64_t vh = a.num_value_heads / tp_;
     const int64_t value_dim = vh * a.value_head_dim;
     const int64_t dk = a.key_head_dim, dv = a.value_head_dim;
-    gemm("in_proj", T_, 2 * key_dim + 2 * value_dim + 2 * vh, h_, 2);  // in_proj_qkvz + in_proj_ba
-    const int64_t conv = 2 * key_dim + value_dim;
-    add("conv1d", OpClass::kElementwise, 2.0 * T_ * conv * a.conv_kernel, 2.0 * T_ * conv * kAct);
+    module(kQuantRecurrent);
+    if (a.kind == LinearAttentionKind::kLightning) {
+      gemm("qkv_proj", T_, 2 * key_dim + value_dim, h_);
+      gemm("output_gate", T_, value_dim, h_);
+    } else {
+      gemm("in_proj", T_, 2 * key_dim + 2 * value_dim + 2 * vh, h_, 2);  // in_proj_qkvz + in_proj_ba
+      const int64_t conv = 2 * key_dim + value_dim;
+      add("conv1d", OpClass::kElementwise, 2.0 * T_ * conv * a.conv_kernel, 2.0 * T_ * conv * kAct);
+    }
     const double io = static_cast<double>(2 * key_dim + 2 * value_dim) * kAct;
     mark_attention();
     if (Tp_ > 0) {
@@ -292,6 +290,7 @@ class Builder {
     switch (s.kind) {
       case MlpKind::kGated: {
         if (s.intermediate_size == 0) return;
+        module(kQuantMlp);
         const int64_t i = s.intermediate_size / tp_;
         // gate and up are one fused GEMM (vLLM MergedColumnParallelLinear): FLOPs of both
         gemm("gate_up_proj", T_, 2 * i, h_);
@@ -300,6 +299,7 @@ class Builder {
         return;
       }
       case MlpKind::kPlain: {
+        module(kQuantMlp);
         const int64_t i = s.intermediate_size / tp_;
         gemm("up_proj", T_, i, h_);
         add("act", OpClass::kElementwise, 4.0 * T_ * i, 2.0 * T_ * i * kAct);
@@ -308,20 +308,40 @@ class Builder {
       }
       case MlpKind::kMoe: {
         const int64_t E = s.num_experts, k = s.experts_per_token;
-        const int64_t w = s.expert_intermediate_size / tp_;
         // router weights stay 16-bit (param_count: not quantizable)
+        module(0);
         add("router", OpClass::kGemm, 2.0 * T_ * h_ * E,
             static_cast<double>(E * h_) * kAct + T_ * h_ * kAct + T_ * E * kLogit);
         add("topk", OpClass::kElementwise, 2.0 * T_ * E, T_ * E * kLogit + T_ * k * 8.0);
-        const double touched = expected_experts_touched(static_cast<int>(E), static_cast<int>(k),
-                                                        s_.new_tokens());
-        const double rows = T_ * k;  // token-expert pairs
+        module(kQuantExperts);
+        double touched = 0, rows = 0;
+        int64_t w = 0;
+        if (ep_ > 1) {
+          // Expert parallelism: whole experts, E/ep per GPU; tokens of every data-parallel rank
+          // (assumed to carry this rank's batch) reach them through an all-to-all.
+          const double ranks = static_cast<double>(dp_);
+          const double all_tokens = T_ * ranks;
+          w = s.expert_intermediate_size;
+          touched = expected_experts_touched(static_cast<int>(E), static_cast<int>(k),
+                                             static_cast<int64_t>(std::llround(all_tokens))) / ep_;
+          rows = all_tokens * k / ep_;
+          // dispatch and combine: each local token's hidden state to k experts, (ep-1)/ep off-GPU
+          const double a2a = 2.0 * (T_ / tp_) * k * h_ * kAct * (ep_ - 1) / ep_;
+          add("moe_all_to_all", OpClass::kCollective, 0, a2a, 2, Stream::kComm);
+        } else {
+          w = s.expert_intermediate_size / tp_;
+          touched = expected_experts_touched(static_cast<int>(E), static_cast<int>(k), s_.new_tokens());
+          rows = T_ * k;  // token-expert pairs
+        }
+        const double gate_up_bias = s.expert_bias ? 2.0 * w * kAct : 0.0;
         add("experts_gate_up", OpClass::kMoeGemm, 2.0 * rows * h_ * 2 * w,
-            touched * weight_bytes(2 * w, h_, o_.weights) + rows * (h_ + 2 * w) * kAct);
+            touched * (weight_bytes(2 * w, h_, o_.weights, quantized_now()) + gate_up_bias) +
+                rows * (h_ + 2 * w) * kAct);
         add("experts_act_mul", OpClass::kElementwise, 4.0 * rows * w, 3.0 * rows * w * kAct);
         add("experts_down", OpClass::kMoeGemm, 2.0 * rows * w * h_,
-            touched * weight_bytes(h_, w, o_.weights) + rows * (w + h_) * kAct + rows * h_ * kAct);
+            touched * weight_bytes(h_, w, o_.weights, quantized_now()) + rows * (w + h_) * kAct + rows * h_ * kAct);
         if (s.shared_intermediate_size > 0) {
+          module(kQuantShared);
           const int64_t si = s.shared_intermediate_size / tp_;
           gemm("shared_gate_up", T_, 2 * si + (s.shared_expert_gate ? 1 : 0), h_);
           add("shared_act_mul", OpClass::kElementwise, 4.0 * T_ * si, 3.0 * T_ * si * kAct);
@@ -337,8 +357,9 @@ class Builder {
     if (t.attention_op < 0) t.attention_op = static_cast<int>(out_.ops.size());
   }
 
-  void layer(const LayerSpec& l, bool shared, int group, int type_index, int count) {
+  void layer(const LayerSpec& l, bool shared, int group, int type_index, int count, uint8_t mask) {
     layer_type_ = type_index;
+    layer_mask_ = mask;
     group_ = group;
     shared_ = shared;
     repeat_ = count;
@@ -347,7 +368,8 @@ class Builder {
     norms("attn_norm", attn_norms);
     switch (l.kind) {
       case LayerKind::kFullAttention:
-      case LayerKind::kSlidingAttention: attention_layer(); break;
+      case LayerKind::kSlidingAttention:
+      case LayerKind::kChunkedAttention: attention_layer(); break;
       case LayerKind::kMla: mla_layer(); break;
       case LayerKind::kMamba1: mamba1_layer(); break;
       case LayerKind::kMamba2: mamba2_layer(); break;
@@ -363,6 +385,8 @@ class Builder {
     layer_type_ = -1;
     group_ = -1;
     repeat_ = 1;
+    layer_mask_ = 0;
+    module_ = 0;
   }
 
   double T_ = 0, Tp_ = 0, Td_ = 0;
@@ -371,22 +395,25 @@ class Builder {
   int group_ = -1;
   int repeat_ = 1;
   bool shared_ = false;
+  uint8_t layer_mask_ = 0;  // kQuant* bits of the current layer type
+  uint8_t module_ = 0;      // kQuant* bit of the module being emitted
 
  private:
   const ModelConfig& m_;
   const KvLayout& layout_;
   int tp_;
+  int ep_;
+  int dp_;
   const StepShape& s_;
   const StepOpsOptions& o_;
-  DType wdtype_;
   StepOps out_;
 };
 
 int group_index(const KvLayout& layout, const LayerSpec& l) {
   const auto& groups = layout.groups();
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (groups[g].kind == l.kind &&
-        (l.kind != LayerKind::kSlidingAttention || groups[g].window_tokens == l.window_tokens)) {
+    const bool windowed = l.kind == LayerKind::kSlidingAttention || l.kind == LayerKind::kChunkedAttention;
+    if (groups[g].kind == l.kind && (!windowed || groups[g].window_tokens == l.window_tokens)) {
       return static_cast<int>(g);
     }
   }
@@ -413,6 +440,16 @@ int64_t causal_pairs(int64_t context, int64_t new_tokens, int64_t cap) {
   return range_sum(a, cap) + (b - cap) * cap;
 }
 
+int64_t chunked_causal_pairs(int64_t context, int64_t new_tokens, int64_t chunk) {
+  if (new_tokens <= 0) return 0;
+  // Query at position p (1-based) sees ((p - 1) mod chunk) + 1 keys. S(n) sums that over 1..n.
+  auto S = [chunk](int64_t n) {
+    const int64_t q = n / chunk, r = n % chunk;
+    return q * (chunk * (chunk + 1) / 2) + r * (r + 1) / 2;
+  };
+  return S(context + new_tokens) - S(context);
+}
+
 double expected_experts_touched(int experts, int top_k, int64_t tokens) {
   if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0.0;
   if (top_k >= experts) return experts;
@@ -427,6 +464,7 @@ StepShapeBuilder::StepShapeBuilder(const KvLayout& layout) : layout_(&layout) {
     r.per_token = holds_kv_per_token(g.kind);
     r.cap = std::numeric_limits<int64_t>::max();
     if (g.kind == LayerKind::kSlidingAttention) r.cap = std::min<int64_t>(r.cap, g.window_tokens);
+    if (g.kind == LayerKind::kChunkedAttention) r.chunk = g.window_tokens;
     if (s.eviction == Eviction::kH2O) r.cap = std::min<int64_t>(r.cap, s.h2o_budget_tokens);
     if (s.eviction == Eviction::kStreaming) {
       r.cap = std::min<int64_t>(r.cap, s.sink_tokens + s.streaming_window_tokens);
@@ -454,7 +492,7 @@ void StepShapeBuilder::add_decode(int64_t context_tokens) {
     const GroupRule& r = rules_[g];
     if (!r.per_token) continue;
     GroupStepWork& w = shape_.groups[g];
-    const int64_t held = std::min(tokens, r.cap);
+    const int64_t held = std::min(r.chunk > 0 ? tokens - (tokens - 1) / r.chunk * r.chunk : tokens, r.cap);
     w.decode_tokens += held;
     w.decode_tokens_max = std::max(w.decode_tokens_max, held);
     w.decode_kv_bytes += r.exact_per_request ? layout_->layer_bytes(layout_->groups()[g], tokens)
@@ -470,8 +508,14 @@ void StepShapeBuilder::add_prefill(int64_t context_tokens, int64_t new_tokens, b
     const GroupRule& r = rules_[g];
     if (!r.per_token) continue;
     GroupStepWork& w = shape_.groups[g];
-    w.prefill_pairs += causal_pairs(context_tokens, new_tokens, r.cap);
-    w.prefill_kv_tokens += std::min(context_tokens + new_tokens, r.cap);
+    if (r.chunk > 0) {
+      w.prefill_pairs += chunked_causal_pairs(context_tokens, new_tokens, r.chunk);
+      // keys read: from the start of the chunk holding the first query to the end of the chunk
+      w.prefill_kv_tokens += std::min(context_tokens + new_tokens - context_tokens / r.chunk * r.chunk, r.cap);
+    } else {
+      w.prefill_pairs += causal_pairs(context_tokens, new_tokens, r.cap);
+      w.prefill_kv_tokens += std::min(context_tokens + new_tokens, r.cap);
+    }
   }
 }
 
@@ -502,7 +546,10 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
     const LayerSpec& l = model.layers[static_cast<size_t>(i)];
     const bool shared = holds_kv_per_token(l.kind) && (attention_index++ % share) != 0;
     if (i < first || i >= last) continue;
-    LayerKey key{l.kind, l.kind == LayerKind::kSlidingAttention ? l.window_tokens : 0, shared, l.mlp};
+    const bool windowed = l.kind == LayerKind::kSlidingAttention || l.kind == LayerKind::kChunkedAttention;
+    const uint8_t mask = options.quant_mask.empty() ? (options.weights.quant.quantized() ? kQuantAll : uint8_t{0})
+                                                    : options.quant_mask[static_cast<size_t>(i)];
+    LayerKey key{l.kind, windowed ? l.window_tokens : 0, shared, l.mlp, mask};
     auto it = std::find(keys.begin(), keys.end(), key);
     int type = static_cast<int>(it - keys.begin());
     if (it == keys.end()) {
@@ -537,7 +584,7 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
       }
     }
     b.layer(model.layers[static_cast<size_t>(first_layer)], keys[t].shared, type.group, static_cast<int>(t),
-            type.count);
+            type.count, keys[t].quant_mask);
     out.types[t].end_op = static_cast<int>(out.ops.size());
   }
 

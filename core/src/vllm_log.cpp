@@ -57,6 +57,11 @@ void read_settings(const std::string& line, VllmLog& log) {
   static const std::regex batched(R"((?:max_num_batched_tokens|max-num-batched-tokens)['"]?\s*(?:[=:\s]|to)\s*([0-9,]+))");
   static const std::regex eager(R"(enforce_eager['"]?\s*[=:\s]\s*(True|False|true|false))");
   static const std::regex eager_flag(R"(--enforce-eager\b)");
+  static const std::regex sg_tp(R"((?:tp_size|--tp-size|--tp)['"]?\s*[=\s]\s*([0-9]+))");
+  static const std::regex sg_frac(R"((?:mem_fraction_static|mem-fraction-static)['"]?\s*[=:\s]\s*([0-9.]+))");
+  static const std::regex sg_ctx(R"((?:context_len|context-length|context_length)['"]?\s*[=:\s]\s*([0-9,]+))");
+  static const std::regex trt_frac(R"((?:free_gpu_memory_fraction|kv_cache_free_gpu_mem_fraction)['"]?\s*[=:\s(]\s*([0-9.]+))");
+  static const std::regex trt_tpb(R"(Number of tokens per block:\s*([0-9]+))");
   set_if(log.gpu_memory_utilization, find(line, util));
   set_if(log.max_model_len, find(line, max_len));
   set_if(log.tensor_parallel_size, find(line, tp));
@@ -69,6 +74,11 @@ void read_settings(const std::string& line, VllmLog& log) {
   set_if(log.max_num_batched_tokens, find(line, batched));
   set_if(log.enforce_eager, find(line, eager));
   if (std::regex_search(line, eager_flag)) log.enforce_eager = true;
+  set_if(log.tensor_parallel_size, find(line, sg_tp));
+  set_if(log.mem_fraction_static, find(line, sg_frac));
+  if (!log.max_model_len) set_if(log.max_model_len, find(line, sg_ctx));
+  set_if(log.free_gpu_memory_fraction, find(line, trt_frac));
+  set_if(log.block_size, find(line, trt_tpb));
 }
 
 }  // namespace
@@ -76,7 +86,7 @@ void read_settings(const std::string& line, VllmLog& log) {
 VllmLog parse_vllm_log(std::string_view text, std::string name) {
   VllmLog log;
   log.name = std::move(name);
-  static const std::regex annotation(R"(^# (source|gpu|model|vllm_version|settings|kvplan_model|kvplan_gpu|kvplan_use_line|kvplan_note):\s*(.*)$)");
+  static const std::regex annotation(R"(^# (source|gpu|model|vllm_version|engine_version|engine|settings|kvplan_model|kvplan_gpu|kvplan_use_line|kvplan_note):\s*(.*)$)");
   static const std::regex version(R"(\(v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)[^)]*\) with config)");
   static const std::regex version_text(R"(([0-9]+\.[0-9]+(?:\.[0-9]+)?))");
   static const std::regex model(R"(with config: model='([^']+)')");
@@ -94,6 +104,17 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
       R"((?:GPU KV cache size:\s*([0-9,]+) tokens|maximum number of tokens that can be stored in KV cache \(([0-9,]+)\)))");
   static const std::regex blocks(R"((?:GPU|CUDA|cuda) blocks:\s*\**([0-9]+))");
   static const std::regex concurrency(R"(Maximum concurrency for ([0-9,]+) tokens per request:\s*([0-9.]+)x)");
+  // SGLang
+  static const std::regex sg_begin(R"(Load weight begin\. avail mem=([0-9.]+) GB)");
+  static const std::regex sg_end(R"(Load weight end\..*avail mem=([0-9.]+) GB)");
+  static const std::regex sg_usage(R"(Load weight end\..*mem usage=([0-9.]+) GB)");
+  static const std::regex sg_kv(R"(KV Cache is allocated\..*K size: ([0-9.]+) GB, V size: ([0-9.]+) GB)");
+  static const std::regex sg_tokens(R"((?:KV Cache is allocated\..*#tokens: ([0-9,]+)|max_total_num_tokens=([0-9,]+)))");
+  // TensorRT-LLM
+  static const std::regex trt_mem(R"(paged kv cache: total: ([0-9.]+) GiB, available: ([0-9.]+) GiB)");
+  static const std::regex trt_blocks(R"(Number of blocks in KV cache primary pool: ([0-9]+))");
+  static const std::regex trt_alloc(R"(Allocated ([0-9.]+) GiB for max tokens in paged KV cache \(([0-9,]+)\))");
+  static const std::regex trt_cap(R"(max_tokens are set \(to [0-9.]+ and ([0-9]+), respectively\))");
   static const std::regex graphs(R"(CUDA graph pool memory:\s*([0-9.]+) GiB \(actual\)|Graph capturing finished in [0-9]+ secs?, took ([0-9.]+) GiB)");
 
   std::istringstream in{std::string(text)};
@@ -111,7 +132,8 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
       else if (key == "kvplan_use_line") log.use_line = value;
       else if (key == "kvplan_note") log.note = value;
       else if (key == "model") log.model = value.substr(0, value.find(' '));
-      else if (key == "vllm_version") {
+      else if (key == "engine") log.engine = value.substr(0, value.find(' '));
+      else if (key == "vllm_version" || key == "engine_version") {
         if (auto v = find(value, version_text)) log.version = *v;
       } else if (key == "settings") {
         // "key=value (note); key=value": only values stated as facts, not "NOT ..." or "assumed".
@@ -149,9 +171,33 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
       log.max_concurrency = std::stod(m[2].str());
     }
     if (std::regex_search(line, m, graphs)) log.cuda_graph_gib = std::stod(m[1].matched ? m[1].str() : m[2].str());
+    if (line.find("Load weight") != std::string::npos || line.find("KV Cache is allocated") != std::string::npos ||
+        line.find("max_total_num_tokens=") != std::string::npos) {
+      log.engine = "sglang";
+      set_if(log.free_at_start_gib, find(line, sg_begin));
+      set_if(log.free_after_weights_gib, find(line, sg_end));
+      set_if(log.weights_gib, find(line, sg_usage));
+      if (std::regex_search(line, m, sg_kv)) log.kv_cache_memory_gib = std::stod(m[1].str()) + std::stod(m[2].str());
+      if (std::regex_search(line, m, sg_tokens)) log.kv_cache_tokens = parse_grouped_int(m[1].matched ? m[1].str() : m[2].str());
+    }
+    if (line.find("TensorRT-LLM") != std::string::npos || line.find("TRT-LLM") != std::string::npos) {
+      log.engine = "trtllm";
+      if (std::regex_search(line, m, trt_mem)) {
+        log.total_gpu_memory_gib = std::stod(m[1].str());
+        log.free_after_load_gib = std::stod(m[2].str());
+      }
+      set_if(log.num_gpu_blocks, find(line, trt_blocks));
+      if (std::regex_search(line, m, trt_alloc)) {
+        log.kv_cache_memory_gib = std::stod(m[1].str());
+        log.kv_cache_tokens = parse_grouped_int(m[2].str());
+      }
+      set_if(log.trtllm_max_tokens, find(line, trt_cap));
+    }
   }
   if (!log.kv_cache_tokens && log.num_gpu_blocks) {
-    log.kv_cache_tokens = *log.num_gpu_blocks * log.block_size.value_or(16);
+    // TensorRT-LLM's default page is 64 tokens up to 0.x and 32 in the PyTorch backend; vLLM's 16.
+    const int block = log.block_size.value_or(log.engine == "trtllm" ? 64 : 16);
+    log.kv_cache_tokens = *log.num_gpu_blocks * block;
   }
   if (!log.max_model_len && log.concurrency_tokens) log.max_model_len = log.concurrency_tokens;
   return log;
@@ -165,8 +211,9 @@ VllmLog load_vllm_log(const std::string& path) {
   VllmLog log = parse_vllm_log(buffer.str(), path);
   if (!log.kv_cache_tokens && !log.kv_cache_memory_gib) {
     throw ConfigError(fmt::format(
-        "vllm log '{}': no 'GPU KV cache size', '# GPU blocks' or 'Available KV cache memory' line found; "
-        "is this a vLLM start-up log?", path));
+        "engine log '{}': no KV-cache line found (vLLM 'GPU KV cache size', '# GPU blocks' or 'Available KV cache "
+        "memory'; SGLang 'KV Cache is allocated' or 'max_total_num_tokens'; TensorRT-LLM 'paged KV cache'); is this "
+        "a start-up log?", path));
   }
   return log;
 }

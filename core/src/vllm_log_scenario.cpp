@@ -114,11 +114,33 @@ LogScenario scenario_from_vllm_log(const VllmLog& log, const std::string& log_pa
   }
 
   ServingConfig& c = s.serving;
-  c.engine = Engine::kVllm;
-  if (!log.version.empty()) {
-    c.version = parse_engine_version(log.version);
-  } else {
-    s.assumptions.push_back("vLLM version not stated: 0.10 rules used");
+  c.engine = parse_engine(log.engine);
+  c.rocm = s.gpu.vendor == "amd";
+  if (c.engine == Engine::kVllm) {
+    if (!log.version.empty()) {
+      c.version = parse_engine_version(log.version);
+    } else {
+      s.assumptions.push_back("vLLM version not stated: 0.10 rules used");
+    }
+  }
+  if (c.engine == Engine::kSglang) {
+    c.mem_fraction_static = log.mem_fraction_static.value_or(0);
+    if (!log.mem_fraction_static) s.assumptions.push_back("mem_fraction_static not stated: SGLang's default for the GPU and TP");
+    if (log.free_at_start_gib && log.total_gpu_memory_gib == std::nullopt) {
+      // Memory other processes held when SGLang started (a desktop, another engine): what is
+      // missing from the free memory it measured at start beyond the CUDA context.
+      const double in_use = s.gpu.usable_memory_bytes / kGiB - *log.free_at_start_gib - kSglangStartContextBytes / kGiB;
+      if (in_use > 0.1) {
+        c.memory_in_use_bytes = static_cast<int64_t>(in_use * kGiB);
+        s.assumptions.push_back(fmt::format("memory in use by other processes at start: {:.2f} GiB (total minus the "
+                                            "free memory SGLang printed at start minus the CUDA context)",
+                                            in_use));
+      }
+    }
+  }
+  if (c.engine == Engine::kTrtllm) {
+    c.free_gpu_memory_fraction = log.free_gpu_memory_fraction.value_or(0.9);
+    if (!log.free_gpu_memory_fraction) s.assumptions.push_back("free_gpu_memory_fraction not stated: 0.9 (default)");
   }
   auto assume = [&](bool stated, const std::string& what) {
     if (!stated) s.assumptions.push_back(what);
@@ -135,14 +157,33 @@ LogScenario scenario_from_vllm_log(const VllmLog& log, const std::string& log_pa
   DType act = s.model.dtype == DType::kF32 ? DType::kBF16 : s.model.dtype;
   if (log.dtype && *log.dtype != "auto") act = parse_dtype(*log.dtype, "dtype");
   c.weights.dtype = act;
+  c.weights.quant = s.model.quantization;
   if (log.quantization && lower(*log.quantization) != "none") {
     std::string q = lower(*log.quantization);
-    if (has(q, "fp8") || has(q, "compressed")) c.weights.dtype = DType::kFp8E4M3;
-    else if (has(q, "awq") || has(q, "gptq") || has(q, "int4")) c.weights.dtype = DType::kInt4;
+    if (!s.model.quantization.quantized()) {
+      // Quantized at load time (vLLM's online fp8) or a checkpoint whose config kvplan was not given.
+      if (has(q, "fp8")) {
+        c.weights.quant = quantization_from_flag("fp8", 128);
+      } else if (has(q, "bitsandbytes")) {
+        c.weights.quant = quantization_from_flag("bitsandbytes", 64);
+      } else {
+        // A pre-quantized checkpoint (compressed-tensors, AWQ, GPTQ, ...) whose format only its
+        // config.json states: refuse rather than guess.
+        throw ConfigError(fmt::format(
+            "log '{}': quantization={} but the model config '{}' has no quantization_config; give the "
+            "checkpoint's config.json (with its quantization_config) as the model",
+            log.name, q, s.model.id));
+      }
+    }
   }
   s.scheme.kv_dtype = act;
   if (log.kv_cache_dtype && *log.kv_cache_dtype != "auto") s.scheme.kv_dtype = parse_dtype(*log.kv_cache_dtype, "kv_cache_dtype");
-  s.scheme.tokens_per_block = log.block_size.value_or(16);
+  if (c.engine == Engine::kTrtllm && c.weights.quant.kv_cache_fp8 && !log.kv_cache_dtype) {
+    s.scheme.kv_dtype = DType::kFp8E4M3;
+    s.assumptions.push_back("fp8 KV cache: the checkpoint ships fp8 KV scales, which TensorRT-LLM uses by default");
+  }
+  s.scheme.tokens_per_block = log.block_size.value_or(c.engine == Engine::kTrtllm ? 64 : 16);
+  if (c.engine == Engine::kTrtllm && log.trtllm_max_tokens) c.trtllm_max_tokens = *log.trtllm_max_tokens;
   return s;
 }
 

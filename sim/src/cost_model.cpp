@@ -116,6 +116,10 @@ struct StepCostModel::Impl {
     // head and sampling, i.e. the per-stage time that paces a full pipeline.
     ops_options.pipeline_stage = 0;
     ops_options.force_head = true;
+    ops_options.weights = o.weights;
+    ops_options.gemm_dtype = gemm_compute_dtype(o.weights.quant, g.peak_flops_fp8 > 0, g.peak_flops_int8 > 0,
+                                                g.peak_flops(DType::kFp4E2M1) > g.peak_flops_fp8);
+    ops_options.quant_mask = quantized_module_mask(m, o.weights);
     for (std::size_t g2 = 0; g2 < layout.groups().size(); ++g2) {
       if (holds_kv_per_token(layout.groups()[g2].kind)) key_groups.push_back(g2);
     }

@@ -176,7 +176,9 @@ void Loop::build() {
     timer_ = cfg_.step_timer.get();
     result_.cost_sources.push_back("step times from a substituted StepTimer (not the cost model)");
   } else {
-    cost_ = std::make_unique<StepCostModel>(cfg_.model, cfg_.gpu, cfg_.scheme, cfg_.parallel, profile, cfg_.cost);
+    CostOptions cost = cfg_.cost;
+    cost.weights = cfg_.serving.weights;
+    cost_ = std::make_unique<StepCostModel>(cfg_.model, cfg_.gpu, cfg_.scheme, cfg_.parallel, profile, cost);
     timer_ = cost_.get();
     result_.cost_sources = cost_->sources();
   }

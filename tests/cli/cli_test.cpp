@@ -179,8 +179,8 @@ TEST(Cli, GpusListShowsPricesEstimatesAndNames) {
   Result text = run("gpus");
   ASSERT_EQ(text.status, 0) << text.out;
   EXPECT_NE(text.out.find("price $/h"), std::string::npos) << text.out;
-  // l4 has no measured total: 24 * 0.99 GiB = 23.76, marked estimated
-  EXPECT_NE(text.out.find("~23.76"), std::string::npos) << text.out;
+  // h800 has no measured total: 80 * 0.99 GiB = 79.20, marked estimated
+  EXPECT_NE(text.out.find("~79.20"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("~79.19"), std::string::npos) << text.out;  // h100-sxm: measured
   Result json = run("gpus --json");
   ASSERT_EQ(json.status, 0);
@@ -192,8 +192,9 @@ TEST(Cli, GpusListShowsPricesEstimatesAndNames) {
     EXPECT_EQ(g["device_names"][0], "NVIDIA H100 80GB HBM3");
     EXPECT_EQ(g["usable_memory_bytes"], 85029615042);
     EXPECT_NE(g["usable_memory_source"].get<std::string>().find("vLLM 0.19.0"), std::string::npos);
-    EXPECT_TRUE(g["price_usd_per_gpu_hour"].is_null());
-    EXPECT_EQ(g["price_source"], "");
+    // data/gpus/PRICES.md: Lambda, 8x H100 SXM, $3.99 per GPU-hour
+    EXPECT_DOUBLE_EQ(g["price_usd_per_gpu_hour"].get<double>(), 3.99);
+    EXPECT_NE(g["price_source"].get<std::string>().find("Lambda"), std::string::npos);
   }
   EXPECT_TRUE(found);
 }

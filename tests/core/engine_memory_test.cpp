@@ -112,18 +112,17 @@ TEST_F(Llama8bOnH100, SglangStaticFraction) {
   cfg.engine = Engine::kSglang;
   cfg.mem_fraction_static = 0.8;
   MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
-  const int64_t budget = static_cast<int64_t>(std::floor(static_cast<double>(gpu.usable_memory_bytes) * 0.8));
-  EXPECT_EQ(plan.engine_budget_bytes, budget);
+  // SGLang (model_runner.py): free at start = total - context = 85,029,615,042 - 408,021,893 = 84,621,593,149;
+  // reserve = free at start x (1 - 0.8) = 16,924,318,629.8 -> 16,924,318,629;
+  // pool = free at start - weights - reserve = 84,621,593,149 - 16,094,076,928 - 16,924,318,629 = 51,603,197,592
   EXPECT_EQ(plan.term("weights"), kLlama8bWeightsTerm);
-  // CUDA context estimate 512 MiB
-  EXPECT_EQ(plan.term("cuda_context"), 512 * kMiB);
-  EXPECT_EQ(plan.kv_budget_bytes, budget - kLlama8bWeightsTerm - 512 * kMiB);
+  EXPECT_EQ(plan.term("cuda_context"), kSglangStartContextBytes);
+  EXPECT_EQ(plan.term("reserve"), 16924318629);
+  EXPECT_EQ(plan.kv_budget_bytes, 51603197592);
   EXPECT_EQ(plan.tokens_per_block, 1);
   EXPECT_EQ(plan.block_bytes, 131072);
-  EXPECT_EQ(plan.kv_cache_tokens, plan.kv_budget_bytes / 131072);
-  // 85,029,615,042 * 0.8 = 68,023,692,033.6 -> 68,023,692,033;
-  // - 16,094,076,928 - 536,870,912 = 51,392,744,193; / 131,072 = 392,095
-  EXPECT_EQ(plan.kv_cache_tokens, 392095);
+  // 51,603,197,592 / 131,072 = 393,701.4
+  EXPECT_EQ(plan.kv_cache_tokens, 393701);
 }
 
 TEST_F(Llama8bOnH100, StaticBatchingReservesMaxLen) {
@@ -210,11 +209,12 @@ TEST_F(Llama8bOnH100, SglangSubtractsMemoryInUse) {
   cfg.mem_fraction_static = 0.8;
   cfg.memory_in_use_bytes = 4 * kGiB;
   MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
-  // free after weights: 85,029,615,042 - 4,294,967,296 - 16,094,076,928 - 536,870,912 = 64,103,699,906
-  // reserve: 85,029,615,042 - 68,023,692,033 = 17,005,923,009; rest = 47,097,776,897
-  EXPECT_EQ(plan.kv_budget_bytes, 47097776897);
-  EXPECT_EQ(plan.kv_cache_tokens, 359327);  // floor(47,097,776,897 / 131,072)
-  EXPECT_EQ(plan.term("activations"), 17005923009);
+  // free at start: 85,029,615,042 - 408,021,893 - 4,294,967,296 = 80,326,625,853;
+  // reserve 80,326,625,853 x 0.2 = 16,065,325,170.6 -> 16,065,325,170;
+  // pool = 80,326,625,853 - 16,094,076,928 - 16,065,325,170 = 48,167,223,755
+  EXPECT_EQ(plan.kv_budget_bytes, 48167223755);
+  EXPECT_EQ(plan.kv_cache_tokens, 367486);  // floor(48,167,223,755 / 131,072)
+  EXPECT_EQ(plan.term("reserve"), 16065325170);
   EXPECT_TRUE(find_term(plan, "memory_in_use")->subtracted);
   EXPECT_NE(find_term(plan, "memory_in_use")->how.find("SGLang rule"), std::string::npos);
 }

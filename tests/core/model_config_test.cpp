@@ -11,6 +11,9 @@
 #include "kvplan/core/error.h"
 #include "kvplan/core/model_config.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/core/weight_quant.h"
+
+#include <algorithm>
 
 namespace kvplan {
 namespace {
@@ -238,14 +241,109 @@ TEST(ModelConfig, LoadFileUsesStemAsId) {
   std::filesystem::remove(path);
 }
 
-TEST(ModelConfig, UnknownTypeWithStandardFieldsIsGeneric) {
+TEST(ModelConfigErrors, UnknownTypeIsRefusedWithTheSupportedList) {
   json j = llama_json();
   j["model_type"] = "my_new_decoder";
-  ModelConfig m = parse_model_config(j, "new");
+  expect_config_error(j, {"model_type=my_new_decoder", "supported: ", "gpt_oss", "llama4", "qwen2_vl",
+                          "--allow-unknown-architecture"});
+}
+
+TEST(ModelConfig, UnknownTypeWithStandardFieldsIsGenericWhenAllowed) {
+  json j = llama_json();
+  j["model_type"] = "my_new_decoder";
+  ModelConfig m = parse_model_config(j, "new", ModelParseOptions{.allow_unknown_architecture = true});
   EXPECT_EQ(m.num_layers(), 32);
   EXPECT_EQ(m.attention.num_kv_heads, 8);
+  EXPECT_TRUE(m.generic_architecture);
   ASSERT_EQ(m.warnings.size(), 1u);
   EXPECT_NE(m.warnings[0].find("my_new_decoder"), std::string::npos) << m.warnings[0];
+  EXPECT_NE(m.warnings[0].find("generic"), std::string::npos) << m.warnings[0];
+}
+
+TEST(ModelConfig, SupportedTypesIncludeTodaysArchitectures) {
+  const std::vector<std::string>& types = supported_model_types();
+  for (const char* t : {"gpt_oss", "qwen3", "qwen3_moe", "gemma3", "llama4", "granite", "granitemoe", "phi3",
+                        "glm4_moe", "mistral3", "llava", "minimax", "kimi_k2", "qwen2_vl", "qwen2_5_vl"}) {
+    EXPECT_NE(std::find(types.begin(), types.end(), t), types.end()) << t;
+  }
+  EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
+}
+
+TEST(ModelConfig, GptOssSlidingWindowOnlyOnSlidingLayers) {
+  ModelConfig m = resolve_model("gpt-oss-120b");
+  ASSERT_EQ(m.num_layers(), 36);
+  // layer_types alternates sliding_attention (even) and full_attention (odd)
+  EXPECT_EQ(m.count_layers(LayerKind::kSlidingAttention), 18);
+  EXPECT_EQ(m.count_layers(LayerKind::kFullAttention), 18);
+  EXPECT_EQ(m.layers[0].kind, LayerKind::kSlidingAttention);
+  EXPECT_EQ(m.layers[0].window_tokens, 128);
+  EXPECT_EQ(m.layers[1].kind, LayerKind::kFullAttention);
+  EXPECT_EQ(m.layers[1].mlp.num_experts, 128);
+  EXPECT_EQ(m.layers[1].mlp.experts_per_token, 4);
+  EXPECT_TRUE(m.attention.sinks);
+  EXPECT_TRUE(m.attention.o_bias);
+  EXPECT_EQ(m.quantization.method, QuantMethod::kMxfp4);
+}
+
+TEST(ModelConfig, Llama4ChunkedRopeLayersGlobalNopeLayers) {
+  ModelConfig m = resolve_model("llama-4-scout");
+  ASSERT_EQ(m.num_layers(), 48);
+  // every 4th layer (3, 7, ...) is a global NoPE layer; the others chunked local attention of 8192
+  EXPECT_EQ(m.count_layers(LayerKind::kChunkedAttention), 36);
+  EXPECT_EQ(m.count_layers(LayerKind::kFullAttention), 12);
+  EXPECT_EQ(m.layers[3].kind, LayerKind::kFullAttention);
+  EXPECT_EQ(m.layers[0].window_tokens, 8192);
+  // Scout: every layer MoE (16 experts, top-1, one shared expert); Maverick alternates dense and MoE
+  EXPECT_EQ(m.layers[0].mlp.num_experts, 16);
+  EXPECT_EQ(m.layers[0].mlp.shared_intermediate_size, 8192);
+  ModelConfig mav = resolve_model("llama-4-maverick");
+  EXPECT_EQ(mav.layers[0].mlp.kind, MlpKind::kGated);
+  EXPECT_EQ(mav.layers[0].mlp.intermediate_size, 16384);
+  EXPECT_EQ(mav.layers[1].mlp.num_experts, 128);
+  EXPECT_EQ(mav.vision.kind, VisionKind::kLlama4);
+}
+
+TEST(ModelConfig, Gemma3FiveLocalLayersPerGlobal) {
+  ModelConfig m = resolve_model("gemma-3-27b");
+  ASSERT_EQ(m.num_layers(), 62);
+  // layers 5, 11, ..., 59 global (10 of them); the other 52 slide over 1024 tokens
+  EXPECT_EQ(m.count_layers(LayerKind::kFullAttention), 10);
+  EXPECT_EQ(m.count_layers(LayerKind::kSlidingAttention), 52);
+  EXPECT_EQ(m.layers[5].kind, LayerKind::kFullAttention);
+  EXPECT_EQ(m.layers[0].window_tokens, 1024);
+  // text_config omits vocab_size: transformers' Gemma3TextConfig default 262,208
+  EXPECT_EQ(m.vocab_size, 262208);
+  EXPECT_EQ(m.vision.kind, VisionKind::kSiglip);
+}
+
+TEST(ModelConfig, Qwen3MoeWithoutIntermediateSize) {
+  json j = {{"model_type", "qwen3_moe"}, {"hidden_size", 256}, {"num_attention_heads", 4},
+            {"num_key_value_heads", 2},  {"head_dim", 64},     {"num_hidden_layers", 2},
+            {"vocab_size", 1000},        {"num_experts", 8},   {"num_experts_per_tok", 2},
+            {"moe_intermediate_size", 128}};
+  ModelConfig m = parse_model_config(j, "q3moe");
+  EXPECT_EQ(m.layers[0].mlp.kind, MlpKind::kMoe);
+  // a dense layer needs intermediate_size
+  j["mlp_only_layers"] = json::array({1});
+  expect_config_error(j, {"intermediate_size", "layer 1"});
+}
+
+TEST(ModelConfig, LayerTypesRejectUnknownKinds) {
+  json j = llama_json();
+  j["num_hidden_layers"] = 2;
+  j["layer_types"] = json::array({"full_attention", "mamba_magic"});
+  expect_config_error(j, {"layer_types[1]=mamba_magic", "must be"});
+}
+
+TEST(ModelConfig, QuantizationConfigIsRead) {
+  ModelConfig v3 = resolve_model("deepseek-v3");
+  EXPECT_EQ(v3.quantization.method, QuantMethod::kFp8Block);
+  EXPECT_EQ(v3.quantization.block_n, 128);
+  EXPECT_EQ(v3.quantization.scale_bytes, 4);  // fp32 weight_scale_inv
+  ModelConfig q = resolve_model("qwen3-235b-a22b-fp8");
+  EXPECT_EQ(q.quantization.method, QuantMethod::kFp8Block);
+  EXPECT_EQ(q.quantization.scale_bytes, 2);  // Qwen stores bf16 block scales
+  EXPECT_FALSE(resolve_model("llama-3.1-8b").quantization.quantized());
 }
 
 TEST(ModelConfigErrors, UnknownTypeWithoutStandardFieldsThrows) {

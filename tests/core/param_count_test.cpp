@@ -12,6 +12,7 @@
 #include "kvplan/core/model_config.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/core/weight_quant.h"
 
 namespace kvplan {
 namespace {
@@ -112,8 +113,8 @@ TEST(ParamCount, PresetsMatchPublishedTotals) {
     EXPECT_EQ(count_parameters(m).total(), *m.published_params) << m.id;
     ++checked;
   }
-  // 11 presets carry an undisputed published total (see data/models/*.json)
-  EXPECT_EQ(checked, 11);
+  // 26 presets carry an undisputed published total (see data/models/*.json)
+  EXPECT_EQ(checked, 26);
 }
 
 TEST(WeightBytes, Llama31_8bBf16Total) {
@@ -177,38 +178,45 @@ TEST(WeightBytes, TinyLlamaPipelineStages) {
   EXPECT_EQ(weight_bytes_per_gpu(m, WeightFormat{}, pp, 1), 90496);
 }
 
-TEST(WeightBytes, TinyLlamaFp8) {
+TEST(WeightBytes, TinyLlamaFp8PerTensor) {
   ModelConfig m = tiny_llama();
-  // linear: rows*cols * 1 B + rows * 4 B fp32 scale:
-  //   q 4096+256 = 4,352; k 2048+128 = 2,176; v 2,176; o 4,352; gate_up 16384+1024 = 17,408;
-  //   down 8192+256 = 8,448 -> 38,912; norms 256 -> 39,168 per layer; 2 layers 78,336
-  //   + embedding 12,800 + final norm 128 + head 12,800 = 104,064
-  EXPECT_EQ(weight_bytes_total(m, WeightFormat{DType::kFp8E4M3, 128, false}), 104064);
+  const WeightFormat f{DType::kBF16, quantization_from_flag("fp8", 128)};
+  // 7 linears per layer, each rows*cols * 1 B + one fp32 weight_scale (4 B):
+  //   q 4,096 + k 2,048 + v 2,048 + o 4,096 + gate 8,192 + up 8,192 + down 8,192 = 36,864 + 28 = 36,892
+  //   norms 128 * 2 B = 256 -> 37,148 per layer; 2 layers 74,296
+  //   + embedding 6,400 * 2 B = 12,800 + final norm 128 + LM head kept 16-bit 12,800 = 100,024
+  EXPECT_EQ(weight_bytes_total(m, f), 100024);
 }
 
-TEST(WeightBytes, TinyLlamaInt4Symmetric) {
+TEST(WeightBytes, TinyLlamaGptqInt4) {
   ModelConfig m = tiny_llama();
-  WeightFormat f{DType::kInt4, 128, false};
-  // linear [rows, cols] = rows*cols/2 + rows*ceil(cols/128)*2:
-  //   q [64,64] 2048+128 = 2,176; k [32,64] 1024+64 = 1,088; v 1,088; o [64,64] 2,176;
-  //   gate_up [256,64] 8192+512 = 8,704; down [64,128] 4096+128 = 4,224 -> 19,456
-  //   norms 128 * 2 B = 256 -> 19,712 per layer, 2 layers 39,424
-  // embedding 6,400 * 2 B = 12,800; final norm 128 B; LM head kept 16-bit 12,800
-  // total 39,424 + 12,800 + 128 + 12,800 = 65,152
-  EXPECT_EQ(weight_bytes_total(m, f), 65152);
-  // asymmetric adds one fp16 zero point per group: groups per layer 64+32+32+64+256+64 = 512
-  //   -> + 2 layers * 512 * 2 B = 2,048 -> 67,200
-  WeightFormat asym{DType::kInt4, 128, true};
-  EXPECT_EQ(weight_bytes_total(m, asym), 67200);
+  const WeightFormat f{DType::kBF16, quantization_from_flag("gptq", 128)};
+  // GPTQ linear [rows, cols]: qweight cols/8 * rows * 4, qzeros groups * rows/8 * 4, scales groups * rows * 2,
+  //   g_idx cols * 4, and AutoGPTQ's zero fp16 bias rows * 2 (one group per row: cols <= 128):
+  //   q [64,64]: 2,048 + 32 + 128 + 256 + 128 = 2,592;  k [32,64]: 1,024 + 16 + 64 + 256 + 64 = 1,424; v 1,424
+  //   o 2,592;  gate [128,64]: 4,096 + 64 + 256 + 256 + 256 = 4,928; up 4,928
+  //   down [64,128]: 4,096 + 32 + 128 + 512 + 128 = 4,896  -> 22,784 + norms 256 = 23,040 per layer
+  //   2 layers 46,080 + embedding 12,800 + LM head 12,800 + final norm 128 = 71,808
+  EXPECT_EQ(weight_bytes_total(m, f), 71808);
 }
 
-TEST(WeightBytes, TinyLlamaInt4PartialGroup) {
+TEST(WeightBytes, TinyLlamaAwqInt4) {
+  ModelConfig m = tiny_llama();
+  const WeightFormat f{DType::kBF16, quantization_from_flag("awq", 128)};
+  // AWQ linear: qweight cols * rows/8 * 4, qzeros groups * rows/8 * 4, scales groups * rows * 2:
+  //   q 2,048 + 32 + 128 = 2,208; k 1,024 + 16 + 64 = 1,104; v 1,104; o 2,208
+  //   gate 4,096 + 64 + 256 = 4,416; up 4,416; down [64,128] 4,096 + 32 + 128 = 4,256 -> 19,712
+  //   + norms 256 = 19,968 per layer; 2 layers 39,936 + 25,728 = 65,664
+  EXPECT_EQ(weight_bytes_total(m, f), 65664);
+}
+
+TEST(WeightBytes, TinyLlamaGptqPartialGroup) {
   ModelConfig m = tiny_llama(192);
-  WeightFormat f{DType::kInt4, 128, false};
-  // attention as before 6,528; gate_up [384,64] 12288 + 384*1*2 = 13,056;
-  //   down [64,192] 6144 + 64*ceil(192/128)=2 groups*2 B = 256 -> 6,400; norms 256
-  //   per layer 26,240; 2 layers 52,480 + 12,800 + 128 + 12,800 = 78,208
-  EXPECT_EQ(weight_bytes_total(m, f), 78208);
+  const WeightFormat f{DType::kBF16, quantization_from_flag("gptq", 128)};
+  // attention as above 8,032; gate [192,64]: 6,144 + 96 + 384 + 256 + 384 = 7,264; up 7,264;
+  //   down [64,192] has ceil(192/128) = 2 groups: 6,144 + 2*32 + 2*128 + 768 + 128 = 7,360
+  //   per layer 8,032 + 21,888 + 256 = 30,176; 2 layers 60,352 + 25,728 = 86,080
+  EXPECT_EQ(weight_bytes_total(m, f), 86080);
 }
 
 TEST(WeightBytes, TiedEmbeddingsCountedOnce) {

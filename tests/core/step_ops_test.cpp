@@ -9,6 +9,7 @@
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/presets.h"
 #include "kvplan/core/step_ops.h"
+#include "kvplan/core/weight_quant.h"
 
 namespace kvplan {
 namespace {
@@ -139,15 +140,20 @@ TEST(StepOpsLlama, WeightFormatSetsWeightBytes) {
   Fixture f("llama-3.1-8b");
   f.builder.add_decode(10);
   StepOpsOptions o;
-  o.weights = WeightFormat{DType::kInt4, 128, false};
+  o.weights = WeightFormat{DType::kBF16, quantization_from_flag("gptq", 128)};
   StepOps ops = f.build(o);
-  // 4096·6144 / 2 packed + 6144 rows · 32 groups · 2 B scale = 12,582,912 + 393,216; act (4096+6144)·2
-  EXPECT_DOUBLE_EQ(op(ops, "qkv_proj").bytes, 12976128.0 + 10240.0 * 2);
-  EXPECT_EQ(op(ops, "qkv_proj").dtype, DType::kBF16);  // W4A16
-  o.weights = WeightFormat{DType::kFp8E4M3};
+  // GPTQ [6144, 4096]: qweight 4096/8 · 6144 · 4 = 12,582,912; qzeros 32 groups · 768 · 4 = 98,304;
+  //   scales 32 · 6144 · 2 = 393,216; g_idx 4096 · 4 = 16,384 -> 13,090,816; activations (4096 + 6144) · 2
+  EXPECT_DOUBLE_EQ(op(ops, "qkv_proj").bytes, 13090816.0 + 10240.0 * 2);
+  EXPECT_EQ(op(ops, "qkv_proj").dtype, DType::kBF16);  // W4A16: the caller's gemm_dtype stays bf16
+  o.weights = WeightFormat{DType::kBF16, quantization_from_flag("fp8", 128)};
+  o.gemm_dtype = DType::kFp8E4M3;
   ops = f.build(o);
-  EXPECT_DOUBLE_EQ(op(ops, "qkv_proj").bytes, 4096.0 * 6144 + 6144 * 4 + 10240.0 * 2);
+  // one byte per weight plus one fp32 per-tensor scale
+  EXPECT_DOUBLE_EQ(op(ops, "qkv_proj").bytes, 4096.0 * 6144 + 4 + 10240.0 * 2);
   EXPECT_EQ(op(ops, "qkv_proj").dtype, DType::kFp8E4M3);  // W8A8
+  // the LM head and the router stay 16-bit
+  EXPECT_EQ(op(ops, "lm_head").dtype, DType::kBF16);
 }
 
 TEST(StepOpsLlama, Fp8KvWriteUsesSchemeBytes) {

@@ -10,7 +10,8 @@
 
 namespace kvplan {
 
-enum class DType { kF32, kF16, kBF16, kFp8E4M3, kFp8E5M2, kInt8, kInt4, kInt2 };
+// kFp4E2M1 is a compute type only (NVFP4 / MXFP4 GEMMs on Blackwell); no KV cache stores it.
+enum class DType { kF32, kF16, kBF16, kFp8E4M3, kFp8E5M2, kInt8, kInt4, kInt2, kFp4E2M1 };
 
 // Bits per stored element (data only; quantization scales are counted by the KV layout).
 int dtype_bits(DType t);

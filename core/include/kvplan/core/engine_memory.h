@@ -43,10 +43,25 @@ Engine parse_engine(std::string_view text);  // vllm | sglang | trtllm | static
 struct EngineVersion {
   int major = 0;
   int minor = 10;
+  int patch = 0;
   bool at_least(int ma, int mi) const { return major > ma || (major == ma && minor >= mi); }
-  std::string text() const;
+  bool at_least(int ma, int mi, int pa) const {
+    return major > ma || (major == ma && (minor > mi || (minor == mi && patch >= pa)));
+  }
+  std::string text() const;  // "0.10", or "0.7.1" when the patch level is not 0
 };
 EngineVersion parse_engine_version(std::string_view text);  // "0.10", "0.6.4.post1", "v0.7.1"
+
+// vLLM's engine generation. kAuto follows the version: V1 from 0.8 (VLLM_USE_V1 on by default),
+// V0 before. Releases 0.8–0.9 still fell back to V0 for features V1 lacked; --vllm-engine says
+// which one ran.
+enum class VllmEngine { kAuto, kV0, kV1 };
+VllmEngine parse_vllm_engine(std::string_view text);  // auto | v0 | v1
+bool vllm_uses_v1(const EngineVersion& version, VllmEngine engine);
+
+// Memory in use on an idle GPU before SGLang measures what is free (CUDA context, torch): 0.38 GiB
+// on an H100 (79.19 GiB total, "Load weight begin. avail mem=78.81 GB", data/vllm_logs/90).
+inline constexpr int64_t kSglangStartContextBytes = 408021893;  // 0.38 GiB
 
 struct ServingConfig {
   Engine engine = Engine::kVllm;
@@ -57,6 +72,10 @@ struct ServingConfig {
   int max_num_seqs = 0;                // 0: engine default
   int64_t max_num_batched_tokens = 0;  // 0: engine default
   bool enforce_eager = false;          // vLLM: no CUDA graphs
+  VllmEngine vllm_engine = VllmEngine::kAuto;
+  // Device platform of the GPU: ROCm builds of vLLM hold more memory outside torch's allocator.
+  bool rocm = false;
+  int64_t trtllm_max_tokens = 0;       // TensorRT-LLM kv_cache_config.max_tokens cap (0: none)
   double mem_fraction_static = 0;      // SGLang; 0: SGLang's default for the GPU and TP
   double free_gpu_memory_fraction = 0.9;  // TensorRT-LLM kv_cache_free_gpu_mem_fraction
   int64_t memory_in_use_bytes = 0;     // held by other processes when the engine starts (< total)
@@ -72,6 +91,9 @@ struct MemoryTerm {
 
 struct MemoryPlan {
   Engine engine = Engine::kVllm;
+  KvScheme kv_scheme;                // the cache as this engine stores it (e.g. vLLM < 0.7.1 MLA)
+  int data_parallel = 1;             // independent engine ranks; capacity figures are per rank
+  std::vector<std::string> warnings; // what the answer should not be trusted for (every output)
   std::string engine_label;          // e.g. "vLLM 0.10 (V1 engine)"
   int64_t gpu_total_bytes = 0;       // usable total the engine sees
   int64_t engine_budget_bytes = 0;   // e.g. total · gpu_memory_utilization
@@ -93,6 +115,9 @@ struct MemoryPlan {
   std::vector<std::string> notes;     // assumptions worth reading
 
   int64_t term(std::string_view key) const;  // bytes of a term, 0 if absent
+  // Whole deployment: requests / tokens over every data-parallel rank.
+  int64_t total_kv_cache_tokens() const { return kv_cache_tokens * data_parallel; }
+  int64_t total_requests_at_max_len() const { return requests_at_max_len * data_parallel; }
 };
 
 MemoryPlan plan_memory(const ModelConfig& model, const GpuSpec& gpu, const KvScheme& scheme,

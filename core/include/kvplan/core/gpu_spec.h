@@ -37,7 +37,7 @@ struct GpuSpec {
   double peak_flops_bf16 = 0;  // dense tensor-core FLOP/s, fp32 accumulate
   double peak_flops_fp8 = 0;   // 0 when the GPU has no fp8 tensor cores
   double peak_flops_int8 = 0;
-  double peak_flops_fp4 = 0;   // 0 when not given; kvplan has no fp4 DType yet, so peak_flops() ignores it
+  double peak_flops_fp4 = 0;   // dense fp4 tensor-core FLOP/s (Blackwell); 0 when the GPU has none
   int num_sms = 0;             // SMs (NVIDIA) or CUs (AMD)
   double interconnect_bytes_per_s = 0;  // per-GPU NVLink/Infinity Fabric (0: PCIe only)
   double pcie_bytes_per_s = 0;          // host link, one direction

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "kvplan/core/dtype.h"
+#include "kvplan/core/parallelism.h"
 
 namespace kvplan {
 
@@ -46,13 +47,12 @@ struct KvScheme {
   int low_rank = 0;            // 0: off
   int cross_layer_share = 1;   // 1: off
   DType state_dtype = DType::kF32;  // SSM / linear-attention recurrent state
+  // MLA models only: 0 stores the latent (kv_lora_rank + qk_rope_head_dim per token). A positive
+  // value stores per-head K and V, each padded to this head size, the way vLLM did before its MLA
+  // cache (<= 0.7.0: 256). Set by the engine accounting, not by users.
+  int mla_expanded_head_dim = 0;
 
   std::string describe() const;  // e.g. "int4 g32 asym, paged b16, H2O budget 1024"
-};
-
-struct Parallelism {
-  int tensor_parallel = 1;
-  int pipeline_parallel = 1;
 };
 
 // Checks the scheme against the model and the parallel split. Throws ConfigError.

@@ -3,11 +3,15 @@
 //   ModelConfig m = parse_model_config(nlohmann::json::parse(text), "llama-3.1-8b");
 //   for (const LayerSpec& layer : m.layers) { ... layer.kind, layer.window_tokens ... }
 //
-// Every layer carries its attention kind (full, sliding window, MLA latent, linear attention,
-// Mamba) and its MLP kind (gated, plain, MoE), because KV state, weights and cost are per layer.
+// Every layer carries its attention kind (full, sliding window, chunked local, MLA latent, linear
+// attention, Mamba) and its MLP kind (gated, plain, MoE), because KV state, weights and cost are
+// per layer. Multimodal checkpoints (Qwen2-VL, Gemma-3, Llama-4, Mistral-3, Pixtral) carry their
+// vision encoder's shape so its weights are counted. `quantization_config` is read into
+// `quantization` (weight_quant.h).
 // Parsing is strict: a missing or inconsistent field throws ConfigError naming model, field,
-// value and rule. An unknown model_type with the standard Llama-like fields is read as a generic
-// decoder, with a warning in `warnings`.
+// value and rule. An unknown model_type is refused with the list of supported ones, unless
+// ModelParseOptions::allow_unknown_architecture is set: then it is read as a generic dense decoder
+// and `generic_architecture` and `warnings` say so (every output repeats the warning).
 #pragma once
 
 #include <cstdint>
@@ -19,12 +23,14 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "kvplan/core/dtype.h"
+#include "kvplan/core/weight_quant.h"
 
 namespace kvplan {
 
 enum class LayerKind {
   kFullAttention,     // softmax attention over all tokens (MHA/GQA/MQA)
   kSlidingAttention,  // softmax attention over the last window_tokens tokens
+  kChunkedAttention,  // local attention within aligned chunks of window_tokens tokens (Llama-4)
   kMla,               // DeepSeek multi-head latent attention: one latent per token
   kLinearAttention,   // recurrent state (Gated DeltaNet in Qwen3-Next)
   kMamba1,            // selective SSM (Jamba)
@@ -40,6 +46,8 @@ struct AttentionShape {
   int head_dim = 0;    // query/key head dim
   int v_head_dim = 0;  // value head dim (equals head_dim except in a few models)
   bool qkv_bias = false;
+  bool o_bias = false;       // output projection bias (Llama-family attention_bias, gpt-oss)
+  bool sinks = false;        // gpt-oss: one learned sink logit per query head
   bool output_gate = false;  // Qwen3-Next: q_proj also emits a sigmoid gate per head
   bool qk_norm = false;      // per-head RMSNorm on q and k
 };
@@ -54,13 +62,19 @@ struct MlaShape {
   int v_head_dim = 0;
 };
 
-// Gated DeltaNet (Qwen3-Next linear attention).
+// Linear attention: Gated DeltaNet (Qwen3-Next) or MiniMax lightning attention.
+enum class LinearAttentionKind {
+  kGatedDeltaNet,  // in_proj_qkvz + in_proj_ba, short convolution, gated RMSNorm, out_proj
+  kLightning,      // MiniMax: qkv_proj, output_gate, RMSNorm, out_proj; no convolution
+};
+
 struct LinearAttentionShape {
+  LinearAttentionKind kind = LinearAttentionKind::kGatedDeltaNet;
   int num_key_heads = 0;
   int num_value_heads = 0;
   int key_head_dim = 0;
   int value_head_dim = 0;
-  int conv_kernel = 0;
+  int conv_kernel = 0;  // 0: no short convolution (lightning attention)
 };
 
 // Mamba-1 (Jamba) and Mamba-2 mixers.
@@ -88,14 +102,45 @@ struct MlpShape {
   int num_shared_experts = 0;
   int shared_intermediate_size = 0;  // total width of the shared expert(s)
   bool shared_expert_gate = false;   // Qwen-MoE: sigmoid gate on the shared expert
-  bool router_bias = false;          // DeepSeek-V3: e_score_correction_bias
+  bool router_bias = false;          // DeepSeek-V3: e_score_correction_bias; gpt-oss router bias
+  bool expert_bias = false;          // gpt-oss: biases on every expert projection
   bool bias = false;                 // dense MLP linear biases
 };
 
 struct LayerSpec {
   LayerKind kind = LayerKind::kFullAttention;
-  int window_tokens = 0;  // sliding layers only
+  int window_tokens = 0;  // sliding layers: the window; chunked layers: the chunk
   MlpShape mlp;
+};
+
+// A vision encoder whose weights a multimodal checkpoint carries (engines load it on every rank).
+enum class VisionKind {
+  kNone,
+  kQwen2Vl,    // Qwen2-VL ViT: LayerNorm, plain GELU MLP, patch merger
+  kQwen25Vl,   // Qwen2.5-VL ViT: RMSNorm, gated MLP, patch merger
+  kSiglip,     // Gemma-3: SigLIP encoder + mm_input_projection
+  kPixtral,    // Pixtral encoder (Mistral-3, Pixtral-12B) + patch merger / projector
+  kLlama4,     // Llama-4 ViT + pixel-shuffle adapter + projector
+};
+std::string_view vision_kind_name(VisionKind kind);
+
+struct VisionShape {
+  VisionKind kind = VisionKind::kNone;
+  int hidden_size = 0;        // encoder width
+  int intermediate_size = 0;  // encoder MLP width
+  int num_layers = 0;
+  int num_heads = 0;
+  int patch_size = 0;
+  int temporal_patch_size = 1;  // Qwen-VL: frames per patch
+  int in_channels = 3;
+  int image_size = 0;           // SigLIP / Llama-4: position table side
+  int spatial_merge_size = 1;   // Qwen-VL / Pixtral merger: patches merged per side
+  int out_hidden_size = 0;      // width handed to the language model
+  int projector_input_dim = 0;  // Llama-4 adapter
+  int projector_output_dim = 0;
+  double pixel_shuffle_ratio = 0;
+  bool projector_bias = false;  // Mistral-3 / LLaVA projector biases
+  bool has_patch_merger = false;  // Mistral-3 has one, Pixtral-12B (LLaVA) does not
 };
 
 enum class NormKind { kRmsNorm, kLayerNorm };
@@ -119,7 +164,11 @@ struct ModelConfig {
   MlaShape mla;
   LinearAttentionShape linear;
   MambaShape mamba;
+  VisionShape vision;
   std::vector<LayerSpec> layers;
+  QuantizationConfig quantization;  // from quantization_config; method kNone when absent
+  int num_mtp_layers = 0;           // multi-token-prediction layers in the checkpoint (not loaded)
+  bool generic_architecture = false;  // unknown model_type read as a dense decoder (opted in)
   std::optional<int64_t> published_params;  // exact count from the preset's source, if known
   std::string published_params_source;
   std::vector<std::string> warnings;
@@ -129,9 +178,19 @@ struct ModelConfig {
   bool has_moe() const;
 };
 
+struct ModelParseOptions {
+  // Read an unknown model_type as a generic dense Llama-like decoder (with a warning) instead of
+  // refusing it. --allow-unknown-architecture.
+  bool allow_unknown_architecture = false;
+};
+
+// The model_type values kvplan understands, sorted (for error messages and `kvplan models`).
+const std::vector<std::string>& supported_model_types();
+
 // Parses a Hugging Face config.json object. `id` names the model in error messages.
-ModelConfig parse_model_config(const nlohmann::json& config, std::string_view id);
+ModelConfig parse_model_config(const nlohmann::json& config, std::string_view id,
+                               const ModelParseOptions& options = {});
 // Reads and parses a config.json file; errors name the file.
-ModelConfig load_model_config_file(const std::string& path);
+ModelConfig load_model_config_file(const std::string& path, const ModelParseOptions& options = {});
 
 }  // namespace kvplan

@@ -23,7 +23,8 @@ const std::vector<GpuSpec>& gpu_presets();
 // Case-insensitive, in this order: a preset id; an existing file (the text contains '/' or ends
 // in ".json"), read as a Hugging Face config.json; a Hugging Face repo id ("org/name") that a
 // preset lists in "_kvplan_hf_repos" or whose "_kvplan_source" URL names it.
-ModelConfig resolve_model(std::string_view text);
+// `options` applies to config.json files (presets are all supported architectures).
+ModelConfig resolve_model(std::string_view text, const ModelParseOptions& options = {});
 
 // Case-insensitive: a preset id, one of its aliases or device names; else, when the text contains
 // '/' or ends in ".json", a file holding one GPU object in the preset schema (docs/gpus.md).

@@ -70,6 +70,10 @@ struct StepShape {
 //   Σ_{p=context+1}^{context+new_tokens} min(p, cap).   Without a cap: c·(ctx + (c+1)/2).
 int64_t causal_pairs(int64_t context, int64_t new_tokens, int64_t cap);
 
+// The same for chunked local attention (Llama-4): the query at position p sees the
+// ((p - 1) mod chunk) + 1 keys of its own chunk.
+int64_t chunked_causal_pairs(int64_t context, int64_t new_tokens, int64_t chunk);
+
 // Builds a StepShape request by request: O(groups) per request, no allocation after reset().
 class StepShapeBuilder {
  public:
@@ -87,6 +91,7 @@ class StepShapeBuilder {
   struct GroupRule {
     bool per_token = false;
     int64_t cap = 0;            // held-token cap (window / eviction), INT64_MAX when none
+    int64_t chunk = 0;          // chunked local attention: chunk length (0: not chunked)
     int64_t bytes_per_token = 0;  // exact integer bytes per token per layer (non-KIVI)
     bool exact_per_request = false;  // KIVI: bytes from KvLayout::layer_bytes per request
   };
@@ -137,6 +142,12 @@ struct StepOps {
 
 struct StepOpsOptions {
   WeightFormat weights;      // bf16 by default
+  // Tensor-core type of GEMMs through quantized weights on the GPU being costed
+  // (gemm_compute_dtype): fp8 / int8 for W8A8, bf16 for weight-only formats.
+  DType gemm_dtype = DType::kBF16;
+  // Per layer, the kQuant* module classes stored quantized (quantized_module_mask); empty: every
+  // class when weights.quant is quantized, none otherwise.
+  std::vector<uint8_t> quant_mask;
   int pipeline_stage = 0;    // layers of this stage (pipeline_stage_layers); embedding on stage 0
   bool force_head = false;   // add LM head + sampling even if this is not the last stage
 };

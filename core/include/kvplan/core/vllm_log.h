@@ -1,12 +1,17 @@
-// kvplan/core/vllm_log.h — reads the settings and the printed memory figures from a vLLM start-up
-// log, so kvplan can predict the same figures and show printed vs predicted term by term.
+// kvplan/core/vllm_log.h — reads the settings and the printed memory figures from a serving
+// engine's start-up log (vLLM, SGLang or TensorRT-LLM), so kvplan can predict the same figures and
+// show printed vs predicted term by term.
 //
 //   VllmLog log = parse_vllm_log(text, "run.log");
-//   if (log.kv_cache_tokens) { ... }   // "GPU KV cache size: N tokens" or "# GPU blocks" × block
+//   if (log.kv_cache_tokens) { ... }   // "GPU KV cache size: N tokens", "#tokens: N", "(N)" ...
 //
-// Understands V0 (0.2–0.7) and V1 (0.8+) formats. Lines beginning with "# key:" at the top of a
-// file are kvplan annotations (source, gpu, model, settings) used by data/vllm_logs; a log taken
-// straight from vLLM needs none of them, except that the GPU must then be named with --gpu.
+// vLLM: V0 (0.2–0.7) and V1 (0.8+) formats. SGLang: "Load weight begin/end. avail mem=",
+// "KV Cache is allocated. #tokens:", "max_total_num_tokens=" (its "GB" are GiB). TensorRT-LLM:
+// "Memory usage when calculating max tokens in paged kv cache: total:, available:",
+// "Number of blocks in KV cache primary pool", "Allocated X GiB for max tokens in paged KV cache (N)".
+// Lines beginning with "# key:" at the top of a file are kvplan annotations (source, gpu, model,
+// settings, engine) used by data/vllm_logs; a log taken straight from an engine needs none of
+// them, except that the GPU must then be named with --gpu.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +23,7 @@ namespace kvplan {
 
 struct VllmLog {
   std::string name;
+  std::string engine = "vllm";  // annotation "# engine:" or recognised from the lines: vllm | sglang | trtllm
   // Settings (from the engine-config line, non-default args, command line or annotations).
   std::string model;        // HF id or path as printed
   std::string kvplan_model; // annotation "# kvplan_model:" (preset id or config path)
@@ -49,6 +55,14 @@ struct VllmLog {
   std::optional<int64_t> kv_cache_tokens;  // printed, or blocks × block size
   std::optional<double> max_concurrency;
   std::optional<int64_t> concurrency_tokens;  // the "for N tokens per request" figure
+  // SGLang
+  std::optional<double> mem_fraction_static;
+  std::optional<double> free_at_start_gib;        // "Load weight begin. avail mem="
+  std::optional<double> free_after_weights_gib;   // "Load weight end. ... avail mem="
+  // TensorRT-LLM
+  std::optional<double> free_gpu_memory_fraction;
+  std::optional<double> free_after_load_gib;      // "... paged kv cache: total: X GiB, available: Y GiB"
+  std::optional<int64_t> trtllm_max_tokens;       // a max_tokens cap that limited the pool
 };
 
 VllmLog parse_vllm_log(std::string_view text, std::string name);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kvplan/core/param_count.h"
 #include "kvplan/sim/step_timer.h"
 #include "kvplan/sim/time.h"
 
@@ -37,6 +38,9 @@ namespace kvplan::sim {
 struct CostOptions {
   bool cuda_graphs = true;  // decode-only steps replay a CUDA graph: no per-kernel launch overhead
   bool memoise = true;
+  // How the weights are stored: bytes read per GEMM, and the tensor-core rate of W8A8 / W4A4
+  // GEMMs (gemm_compute_dtype for this GPU). run_simulation sets it from ServingConfig::weights.
+  WeightFormat weights;
 };
 
 // One operator's cost in a step, for explanations (CLI --explain, GUI, docs).

@@ -1,0 +1,200 @@
+// Multimodal checkpoints: the language model is read with its own family parser (from the top
+// level or from text_config), then the vision encoder's shape from vision_config so its weights
+// are counted (param_count.cpp enumerates the encoder's tensors).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/model_fields.h"
+#include "kvplan/core/error.h"
+
+namespace kvplan::internal {
+
+using nlohmann::json;
+
+namespace {
+
+// The text_config object with the outer dtype filled in when the inner one has none, and with
+// defaults of the language model's transformers config class for keys a published file omits.
+json text_config(const JsonFields& f, const json& defaults) {
+  json text = f.raw("text_config");
+  if (!text.is_object()) f.fail("text_config", json_value_text(text), "must be an object");
+  for (const auto& [key, value] : defaults.items()) {
+    if (!text.contains(key) || text[key].is_null()) text[key] = value;
+  }
+  for (const char* k : {"torch_dtype", "dtype"}) {
+    if ((!text.contains(k) || text[k].is_null()) && f.has(k)) text[k] = f.raw(k);
+  }
+  return text;
+}
+
+// Copies id/name/source from the wrapper into the language model parsed from text_config.
+ModelConfig adopt(ModelConfig text, const ModelConfig& outer) {
+  text.id = outer.id;
+  text.name = outer.name;
+  text.source = outer.source;
+  text.published_params = outer.published_params;
+  text.published_params_source = outer.published_params_source;
+  text.model_type = outer.model_type;
+  return text;
+}
+
+ModelConfig text_model(const JsonFields& f, const ModelConfig& outer, const json& text,
+                       ModelConfig (*parse)(const JsonFields&, ModelConfig), const std::string& text_type) {
+  JsonFields t(text, f.what() + " text_config");
+  ModelConfig inner;
+  inner.id = outer.id;
+  inner.model_type = text_type;
+  return adopt(parse(t, std::move(inner)), outer);
+}
+
+ModelConfig parse_qwen2_text(const JsonFields& f, ModelConfig m) { return parse_llama_like(f, std::move(m), true); }
+ModelConfig parse_mistral_text(const JsonFields& f, ModelConfig m) { return parse_llama_like(f, std::move(m), false); }
+
+// The encoder fields SigLIP and the Llama-4 ViT share.
+void read_vit(const JsonFields& v, VisionShape& s) {
+  s.hidden_size = v.positive_int("hidden_size");
+  s.intermediate_size = v.positive_int("intermediate_size");
+  s.num_layers = v.positive_int("num_hidden_layers");
+  s.num_heads = v.positive_int("num_attention_heads");
+  s.patch_size = v.positive_int("patch_size");
+  s.image_size = v.positive_int("image_size");
+  s.in_channels = v.positive_int_or("num_channels", 3);
+}
+
+JsonFields vision_fields(const JsonFields& f, json& holder) {
+  holder = f.raw("vision_config");
+  return JsonFields(holder, f.what() + " vision_config");
+}
+
+}  // namespace
+
+// Qwen2-VL and Qwen2.5-VL: the Qwen2 language model at the top level (or in text_config in newer
+// transformers), the ViT in vision_config.
+ModelConfig parse_qwen2_vl(const JsonFields& f, ModelConfig m) {
+  const bool v25 = m.model_type == "qwen2_5_vl";
+  const std::string outer_type = m.model_type;
+  if (f.has("text_config") && !f.has("hidden_size")) {
+    m = text_model(f, m, text_config(f, json::object()), parse_qwen2_text, "qwen2");
+  } else {
+    m.model_type = "qwen2";
+    m = parse_llama_like(f, std::move(m), true);
+  }
+  m.model_type = outer_type;
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  VisionShape& s = m.vision;
+  s.kind = v25 ? VisionKind::kQwen25Vl : VisionKind::kQwen2Vl;
+  s.num_layers = v.positive_int("depth");
+  s.num_heads = v.positive_int("num_heads");
+  s.patch_size = v.positive_int("patch_size");
+  s.temporal_patch_size = v.positive_int_or("temporal_patch_size", 2);
+  s.in_channels = v.has("in_channels") ? v.positive_int("in_channels") : v.positive_int_or("in_chans", 3);
+  s.spatial_merge_size = v.positive_int_or("spatial_merge_size", 2);
+  if (v25) {
+    s.hidden_size = v.positive_int("hidden_size");
+    s.intermediate_size = v.positive_int("intermediate_size");
+    s.out_hidden_size = v.positive_int("out_hidden_size");
+  } else {
+    s.hidden_size = v.positive_int("embed_dim");
+    s.intermediate_size = s.hidden_size * v.positive_int_or("mlp_ratio", 4);
+    s.out_hidden_size = v.positive_int("hidden_size");
+  }
+  if (s.out_hidden_size != m.hidden_size) {
+    v.fail(v25 ? "out_hidden_size" : "hidden_size", std::to_string(s.out_hidden_size),
+           fmt::format("must equal the language model's hidden_size={}", m.hidden_size));
+  }
+  return m;
+}
+
+// Gemma-3: gemma3_text in text_config (keys a published file omits take Gemma3TextConfig's
+// defaults), SigLIP in vision_config, and a projection into the text width.
+ModelConfig parse_gemma3(const JsonFields& f, ModelConfig m) {
+  // transformers Gemma3TextConfig defaults for keys the published 4B/12B/27B files leave out.
+  const json defaults = {{"vocab_size", 262208}, {"max_position_embeddings", 131072},
+                         {"sliding_window_pattern", 6}, {"tie_word_embeddings", true}};
+  const std::string outer_type = m.model_type;
+  m = text_model(f, m, text_config(f, defaults), parse_gemma3_text, "gemma3_text");
+  m.model_type = outer_type;
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  VisionShape& s = m.vision;
+  s.kind = VisionKind::kSiglip;
+  read_vit(v, s);
+  s.out_hidden_size = m.hidden_size;
+  if (v.bool_or("vision_use_head", false)) {
+    v.fail("vision_use_head", "true", "is not supported (Gemma-3 checkpoints have no pooling head)");
+  }
+  return m;
+}
+
+// Llama-4: llama4_text in text_config, the Llama-4 ViT with its pixel-shuffle adapter in
+// vision_config, and a linear projection into the text width.
+ModelConfig parse_llama4(const JsonFields& f, ModelConfig m) {
+  const std::string outer_type = m.model_type;
+  m = text_model(f, m, text_config(f, json::object()), parse_llama4_text, "llama4_text");
+  m.model_type = outer_type;
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  VisionShape& s = m.vision;
+  s.kind = VisionKind::kLlama4;
+  read_vit(v, s);
+  s.projector_input_dim = v.positive_int("projector_input_dim");
+  s.projector_output_dim = v.positive_int("projector_output_dim");
+  s.pixel_shuffle_ratio = v.positive_number("pixel_shuffle_ratio");
+  s.out_hidden_size = v.positive_int("vision_output_dim");
+  s.projector_bias = v.bool_or("multi_modal_projector_bias", false);
+  return m;
+}
+
+namespace {
+
+void read_pixtral(const JsonFields& v, VisionShape& s) {
+  s.kind = VisionKind::kPixtral;
+  s.hidden_size = v.positive_int("hidden_size");
+  s.intermediate_size = v.positive_int("intermediate_size");
+  s.num_layers = v.positive_int("num_hidden_layers");
+  s.num_heads = v.positive_int("num_attention_heads");
+  s.patch_size = v.positive_int("patch_size");
+  s.in_channels = v.positive_int_or("num_channels", 3);
+  const std::string type = v.string_or("model_type", "pixtral");
+  if (type != "pixtral") v.fail("model_type", type, "must be pixtral (the only vision encoder kvplan reads here)");
+}
+
+}  // namespace
+
+// Mistral-3 (Mistral-Small-3.1): a Mistral language model, the Pixtral encoder, and a projector with
+// an RMSNorm, a patch merger (spatial_merge_size²) and two linear layers.
+ModelConfig parse_mistral3(const JsonFields& f, ModelConfig m) {
+  const std::string outer_type = m.model_type;
+  m = text_model(f, m, text_config(f, json::object()), parse_mistral_text, "mistral");
+  m.model_type = outer_type;
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  read_pixtral(v, m.vision);
+  m.vision.spatial_merge_size = f.positive_int_or("spatial_merge_size", 2);
+  m.vision.has_patch_merger = true;
+  m.vision.projector_bias = f.bool_or("multimodal_projector_bias", false);
+  m.vision.out_hidden_size = m.hidden_size;
+  return m;
+}
+
+// LLaVA-style checkpoints with a Pixtral encoder (mistral-community/pixtral-12b): Mistral language
+// model, Pixtral encoder, two-layer projector. Other LLaVA vision towers are refused.
+ModelConfig parse_llava(const JsonFields& f, ModelConfig m) {
+  const std::string outer_type = m.model_type;
+  json text = text_config(f, json::object());
+  const std::string text_type = text.value("model_type", std::string("llama"));
+  if (text_type != "mistral" && text_type != "llama") {
+    f.fail("text_config.model_type", text_type, "must be mistral or llama for a LLaVA checkpoint");
+  }
+  m = text_model(f, m, text, parse_mistral_text, text_type);
+  m.model_type = outer_type;
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  read_pixtral(v, m.vision);
+  m.vision.projector_bias = f.bool_or("multimodal_projector_bias", true);
+  m.vision.out_hidden_size = m.hidden_size;
+  return m;
+}
+
+}  // namespace kvplan::internal
