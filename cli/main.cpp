@@ -27,6 +27,8 @@ void add_memory_flags(CLI::App& cmd, std::map<std::string, std::string>& values,
     if (name == "pipeline-parallel-size") flag = "-p,--pipeline-parallel-size";
     std::string help = def.empty() ? std::string() : "default: " + def;
     options[name] = cmd.add_option(flag, values[name], help);
+    // Switches work as vLLM's do (--enforce-eager) and also take an explicit true/false.
+    if (def == "false" || def == "true") options[name]->expected(0, 1);
   }
 }
 
@@ -34,7 +36,9 @@ kvplan::cli::FlagValues given(const std::map<std::string, std::string>& values,
                               const std::map<std::string, CLI::Option*>& options) {
   kvplan::cli::FlagValues out;
   for (const auto& [name, opt] : options) {
-    if (opt->count() > 0) out[name] = values.at(name);
+    if (opt->count() == 0) continue;
+    // A switch given without a value means true.
+    out[name] = opt->results().empty() || opt->results().front().empty() ? std::string("true") : values.at(name);
   }
   return out;
 }
@@ -44,6 +48,7 @@ void add_sim_flags(CLI::App& cmd, std::map<std::string, std::string>& values,
   for (const auto& [name, def] : kvplan::cli::sim_flag_defaults()) {
     std::string help = def.empty() ? std::string() : "default: " + def;
     options[name] = cmd.add_option("--" + name, values[name], help);
+    if (def == "false" || def == "true") options[name]->expected(0, 1);
   }
 }
 

@@ -35,11 +35,17 @@ std::string with_commas(int64_t v) {
 
 std::string gib_text(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / kGiB); }
 
+std::string parallel_text(const Parallelism& p) {
+  std::string out = fmt::format("tp={}, pp={}", p.tensor_parallel, p.pipeline_parallel);
+  if (p.data_parallel > 1) out += fmt::format(", dp={}", p.data_parallel);
+  if (p.expert_parallel) out += fmt::format(", ep={}", p.expert_parallel_size());
+  return out;
+}
+
 MemoryAnswer answer_memory(const Scenario& s) {
   MemoryPlan plan = plan_memory(s.model, s.gpu, s.scheme, s.parallel, s.serving);
-  KvScheme scheme = s.scheme;
-  if (s.serving.engine == Engine::kSglang) scheme.tokens_per_block = 1;
-  KvLayout layout = build_kv_layout(s.model, scheme, s.parallel, plan.pipeline_stage);
+  // The cache as the engine stores it (SGLang's 1-token pages, vLLM < 0.7.1's per-head MLA cache).
+  KvLayout layout = build_kv_layout(s.model, plan.kv_scheme, s.parallel, plan.pipeline_stage);
   MemoryAnswer a{s, std::move(plan), std::move(layout), count_parameters(s.model),
                  kv_bytes_per_token(s.model, s.scheme), std::nullopt};
   if (!s.lengths.empty()) {
@@ -52,11 +58,17 @@ std::string format_memory_text(const MemoryAnswer& a) {
   const Scenario& s = a.scenario;
   const MemoryPlan& p = a.plan;
   std::string out;
-  out += fmt::format("{} on {} (tp={}, pp={}), {}\n", s.model.name, s.gpu.name, s.parallel.tensor_parallel,
-                     s.parallel.pipeline_parallel, p.engine_label);
-  out += fmt::format("  model: {} parameters ({} active per token); weights {} in {}\n",
+  // What the answer must not be trusted for comes first.
+  for (const std::string& w : p.warnings) out += fmt::format("WARNING: {}\n", w);
+  if (!p.warnings.empty()) out += "\n";
+  out += fmt::format("{} on {} ({}), {}\n", s.model.name, s.gpu.name, parallel_text(s.parallel), p.engine_label);
+  out += fmt::format("  model: {} parameters ({} active per token){}; weights {} as {}\n",
                      with_commas(a.params.total()), with_commas(a.params.active()),
-                     gib_text(weight_bytes_total(s.model, s.serving.weights)), dtype_name(s.serving.weights.dtype));
+                     a.params.vision > 0 ? fmt::format(", of which the {} vision encoder {}",
+                                                       vision_kind_name(s.model.vision.kind),
+                                                       with_commas(a.params.vision))
+                                         : std::string(),
+                     gib_text(weight_bytes_total(s.model, s.serving.weights)), s.serving.weights.describe());
   // What the user said about this GPU's memory, where it differs from the preset.
   std::vector<std::string> given;
   if (s.gpu.usable_memory_source == kGpuTotalMemoryGiven) {
@@ -67,7 +79,7 @@ std::string format_memory_text(const MemoryAnswer& a) {
                                 s.serving.memory_in_use_bytes / kGiB));
   }
   if (!given.empty()) out += fmt::format("  GPU: {}\n", fmt::join(given, "; "));
-  out += fmt::format("  KV scheme: {}\n", s.scheme.describe());
+  out += fmt::format("  KV scheme: {}\n", p.kv_scheme.describe());
   out += fmt::format("  KV bytes per token: {} B for the whole model (one copy); {} B on each GPU\n",
                      bytes_text(a.kv_bytes_per_token), bytes_text(a.layout.bytes_per_token()));
   for (const KvLayerGroup& g : a.layout.groups()) {
@@ -109,8 +121,12 @@ std::string format_memory_text(const MemoryAnswer& a) {
   if (!p.fits) {
     for (const std::string& why : p.problems) out += fmt::format("  DOES NOT FIT: {}\n", why);
   }
+  if (p.data_parallel > 1) {
+    out += fmt::format("  whole deployment ({} data-parallel ranks): {} KV tokens, {} requests of {} tokens\n",
+                       p.data_parallel, with_commas(p.total_kv_cache_tokens()),
+                       with_commas(p.total_requests_at_max_len()), with_commas(p.max_model_len));
+  }
   for (const std::string& n : p.notes) out += fmt::format("  note: {}\n", n);
-  for (const std::string& w : s.model.warnings) out += fmt::format("  warning: {}\n", w);
   out += fmt::format("  sources: GPU figures from {}; model config from {}\n", s.gpu.source,
                      s.model.source.empty() ? "the given file" : s.model.source);
   return out;
@@ -123,9 +139,18 @@ nlohmann::json memory_json(const MemoryAnswer& a) {
   j["model"] = s.model.id;
   j["gpu"] = s.gpu.id;
   j["engine"] = p.engine_label;
+  j["warnings"] = p.warnings;
   j["tensor_parallel_size"] = s.parallel.tensor_parallel;
   j["pipeline_parallel_size"] = s.parallel.pipeline_parallel;
-  j["kv_scheme"] = s.scheme.describe();
+  j["data_parallel_size"] = s.parallel.data_parallel;
+  j["expert_parallel_size"] = s.parallel.expert_parallel_size();
+  j["gpus"] = s.parallel.gpus();
+  j["kv_scheme"] = p.kv_scheme.describe();
+  j["weights_format"] = s.serving.weights.describe();
+  j["quantization"] = {{"method", std::string(quant_method_name(s.serving.weights.quant.method))},
+                       {"description", s.serving.weights.quant.description},
+                       {"origin", s.serving.weights.quant.origin}};
+  j["vision_parameters"] = a.params.vision;
   j["kv_bytes_per_token"] = bytes_number(a.kv_bytes_per_token);
   j["kv_bytes_per_token_per_gpu"] = bytes_number(a.layout.bytes_per_token());
   j["num_parameters"] = a.params.total();
@@ -143,6 +168,8 @@ nlohmann::json memory_json(const MemoryAnswer& a) {
   j["max_model_len"] = p.max_model_len;
   j["max_concurrency"] = p.max_concurrency;
   j["requests_at_max_len"] = p.requests_at_max_len;
+  j["total_kv_cache_tokens"] = p.total_kv_cache_tokens();
+  j["total_requests_at_max_len"] = p.total_requests_at_max_len();
   j["fits"] = p.fits;
   j["terms"] = nlohmann::json::array();
   for (const MemoryTerm& t : p.terms) {
@@ -161,7 +188,6 @@ nlohmann::json memory_json(const MemoryAnswer& a) {
   }
   j["problems"] = p.problems;
   j["notes"] = p.notes;
-  j["warnings"] = s.model.warnings;
   j["sources"] = {{"gpu", s.gpu.source}, {"gpu_total", s.gpu.usable_memory_source}, {"model", s.model.source}};
   return j;
 }

@@ -26,5 +26,6 @@ nlohmann::json memory_json(const MemoryAnswer& a);
 // Human number helpers shared by the commands.
 std::string with_commas(int64_t v);
 std::string gib_text(int64_t bytes);
+std::string parallel_text(const Parallelism& p);  // e.g. tp=4, pp=1, dp=2, ep=8
 
 }  // namespace kvplan::cli

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "report_format.h"
 #include "sim_options.h"
 #include "kvplan/core/error.h"
 #include "kvplan/sim/capacity.h"
@@ -70,13 +71,25 @@ std::string setup_text(const sim::SimulationConfig& c) {
   std::string cluster = c.cluster.prefill_replicas > 0
                             ? fmt::format("{} prefill + {} decode replicas", c.cluster.prefill_replicas, c.cluster.decode_replicas)
                             : fmt::format("{} replica{}", replicas, replicas > 1 ? "s" : "");
-  return fmt::format("{} on {}, TP={} PP={}, {}; scheduler {}, KV {} ({}){}{}", c.model.name, c.gpu.name,
-                     c.parallel.tensor_parallel, c.parallel.pipeline_parallel, cluster,
+  return fmt::format("{} on {}, {}, {}; scheduler {}, KV {} ({}){}{}", c.model.name, c.gpu.name,
+                     parallel_text(c.parallel), cluster,
                      sim::scheduler_kind_name(c.scheduler.kind), sim::kv_policy_name(c.kv_policy), c.scheme.describe(),
                      c.prefix_caching ? ", prefix caching" : "",
                      c.scheduler.spec.draft_tokens > 0
                          ? fmt::format(", speculative k={} accept={:g}", c.scheduler.spec.draft_tokens, c.scheduler.spec.acceptance_rate)
                          : "");
+}
+
+// What the answer must not be trusted for (unknown architecture read as generic, ...): the same
+// list `memory` prints, from the engine memory plan of the scenario.
+std::vector<std::string> scenario_warnings(const sim::SimulationConfig& c) {
+  return plan_memory(c.model, c.gpu, c.scheme, c.parallel, c.serving).warnings;
+}
+
+std::string warnings_text(const std::vector<std::string>& warnings) {
+  std::string out;
+  for (const std::string& w : warnings) out += fmt::format("WARNING: {}\n", w);
+  return out;
 }
 
 std::string latency_table(const sim::RunSummary& s) {
@@ -174,6 +187,7 @@ int run_simulate(const SimRequest& request) {
   if (request.json) {
     std::cout << sim::summary_json(config, result).dump(2) << "\n";
   } else {
+    std::cout << warnings_text(result.plan.warnings);
     std::cout << "kvplan simulate: " << setup_text(config) << "\n";
     std::cout << "workload: " << workload_text(config) << "\n";
     std::cout << result_text(config, result);
@@ -201,8 +215,10 @@ int run_capacity(const SimRequest& request) {
                              p.summary.tpot_ms.p90, p.meets ? "meets" : "fails");
   };
   sim::CapacitySearch s = users ? sim::find_max_users(config, options) : sim::find_max_rate(config, options);
+  const std::vector<std::string> warnings = scenario_warnings(config);
   if (request.json) {
     nlohmann::json j;
+    j["warnings"] = warnings;
     j["search"] = users ? "users" : "rate";
     j["slo"] = config.slo.describe();
     j["best"] = s.best;
@@ -215,6 +231,7 @@ int run_capacity(const SimRequest& request) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
+  std::cout << warnings_text(warnings);
   std::cout << "kvplan capacity: " << setup_text(config) << "\n";
   std::cout << "workload: " << workload_text(config) << "\n";
   std::cout << "SLO: " << config.slo.describe() << "\n\n";

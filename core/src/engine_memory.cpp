@@ -467,6 +467,7 @@ MemoryPlan plan_memory(const ModelConfig& m, const GpuSpec& gpu, const KvScheme&
         m.count_layers(LayerKind::kMla) > 0 ? " (data-parallel attention: each rank holds the latent of its own requests)" : ""));
   }
   best.warnings = m.warnings;
+  best.notes.insert(best.notes.end(), m.notes.begin(), m.notes.end());
   for (const std::string& n : c.weights.quant.notes) best.warnings.push_back(n);
   return best;
 }

@@ -1,6 +1,8 @@
 // gui/src/report_data.cpp — the report as data. CSV: one long table (section, scheme, metric,
 // value, unit, source) so every row has the same columns whatever was compared or simulated.
 // JSON: inputs (the scenario file itself), assumptions with sources, results, kvplan version.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kvplan/gui/report.h"
@@ -32,8 +34,19 @@ std::string num(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
+std::vector<std::string> report_warnings(const ReportInput& in) {
+  std::vector<std::string> out;
+  for (const MemoryPlan& p : in.plans) {
+    for (const std::string& w : p.warnings) {
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+  }
+  return out;
+}
+
 std::string report_csv(const ReportInput& in) {
   CsvWriter w;
+  for (const std::string& warning : report_warnings(in)) w.row("warning", "", "warning", warning, "", "kvplan");
   for (size_t i = 0; i < in.answers.size(); ++i) {
     const cli::MemoryAnswer& a = in.answers[i];
     const MemoryPlan& p = a.plan;
@@ -91,6 +104,7 @@ nlohmann::json report_json(const ReportInput& in) {
   nlohmann::json j;
   j["kvplan_version"] = in.kvplan_version;
   j["name"] = in.scenario.name;
+  j["warnings"] = report_warnings(in);
   j["inputs"] = nlohmann::json::parse(cli::scenario_json(in.scenario));
   j["assumptions"] = nlohmann::json::array();
   for (const Assumption& a : in.sourced) {

@@ -156,6 +156,8 @@ ReportDocument build_report_document(const ReportInput& in) {
   d.title = "kvplan report: " + (in.scenario.name.empty() ? std::string("scenario") : in.scenario.name);
   d.subtitle = fmt::format("kvplan {} — {} compared KV scheme{}{}", in.kvplan_version, in.answers.size(),
                            in.answers.size() == 1 ? "" : "s", in.simulation ? ", with a simulated workload" : "");
+  const std::vector<std::string> warnings = report_warnings(in);
+  if (!warnings.empty()) d.sections.push_back(ReportSection{"Warnings: read before trusting these figures", warnings, {}});
   d.sections.push_back(inputs_section(in));
   d.sections.push_back(memory_section(in));
   if (in.simulation && in.simulation_config) d.sections.push_back(simulation_section(in));

@@ -309,6 +309,15 @@ std::vector<std::string> StepCostModel::sources() const {
   return out;
 }
 
+std::string StepCostModel::weights_note() const {
+  const WeightFormat& w = impl_->ops_options.weights;
+  if (!w.quant.quantized()) return fmt::format("weights in {}", dtype_name(w.dtype));
+  const bool w8a8 = impl_->ops_options.gemm_dtype != DType::kBF16;
+  return fmt::format("weights {}: GEMMs read the quantized bytes and run at the {} rate{}", w.describe(),
+                     dtype_name(impl_->ops_options.gemm_dtype),
+                     w8a8 ? " (W8A8)" : " (weight-only: dequantized to 16-bit in the kernel)");
+}
+
 int64_t StepCostModel::memo_hits() const { return impl_->hits; }
 int64_t StepCostModel::memo_misses() const { return impl_->misses; }
 

@@ -82,11 +82,15 @@ nlohmann::json run_summary_json(const RunSummary& s) {
 nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r) {
   nlohmann::json j;
   j["kvplan_version"] = KVPLAN_VERSION;
+  j["warnings"] = r.plan.warnings;
   j["inputs"] = {{"model", c.model.id},
                  {"gpu", c.gpu.id},
                  {"kv_scheme", c.scheme.describe()},
                  {"tensor_parallel", c.parallel.tensor_parallel},
                  {"pipeline_parallel", c.parallel.pipeline_parallel},
+                 {"data_parallel", c.parallel.data_parallel},
+                 {"expert_parallel", c.parallel.expert_parallel_size()},
+                 {"weights", c.serving.weights.describe()},
                  {"engine", engine_name(c.serving.engine)},
                  {"scheduler", scheduler_kind_name(c.scheduler.kind)},
                  {"kv_policy", kv_policy_name(c.kv_policy)},

@@ -181,6 +181,7 @@ void Loop::build() {
     cost_ = std::make_unique<StepCostModel>(cfg_.model, cfg_.gpu, cfg_.scheme, cfg_.parallel, profile, cost);
     timer_ = cost_.get();
     result_.cost_sources = cost_->sources();
+    result_.notes.push_back(cost_->weights_note());
   }
 
   disaggregated_ = cfg_.cluster.prefill_replicas > 0;

@@ -279,6 +279,85 @@ TEST(CliBadInput, NegativeSizeInConfig) {
                                    "num_hidden_layers": 4, "vocab_size": 1000, "intermediate_size": 256})");
   expect_bad_input("memory --model " + path, {"hidden_size=-4096", "positive"});
 }
+// Issue 11: an architecture kvplan does not understand is refused (exit 2, the type and the
+// supported list named); opting in answers it with the warning in every output.
+TEST(CliBadInput, UnknownArchitectureIsRefused) {
+  const std::string path = temp_file("kvplan_mystery.json",
+                                     R"({"model_type": "mystery", "hidden_size": 1024, "num_attention_heads": 8,
+                                         "intermediate_size": 4096, "num_hidden_layers": 4, "vocab_size": 32000})");
+  expect_bad_input("memory --model " + path, {"model_type=mystery", "supported: ", "gpt_oss", "--allow-unknown-architecture"});
+  expect_bad_input("capacity --users 4 --slo-tpot-ms 50 --model " + path, {"model_type=mystery"});
+}
+
+TEST(Cli, UnknownArchitectureOptInIsFlaggedEverywhere) {
+  const std::string path = temp_file("kvplan_mystery2.json",
+                                     R"({"model_type": "mystery", "hidden_size": 1024, "num_attention_heads": 8,
+                                         "intermediate_size": 4096, "num_hidden_layers": 4, "vocab_size": 32000})");
+  const std::string model = "--model " + path + " --allow-unknown-architecture";
+  Result text = run("memory " + model);
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_EQ(text.out.rfind("WARNING: ", 0), 0u) << text.out;  // first line
+  EXPECT_NE(text.out.find("not a supported architecture"), std::string::npos) << text.out;
+  for (const std::string& cmd : {"memory " + model + " --json",
+                                 "simulate " + model + " --users 2 --duration 5 --json",
+                                 "capacity " + model + " --users 2 --duration 5 --slo-tpot-ms 50 --json"}) {
+    Result r = kvplan::testing::run_cli(cmd, false);
+    ASSERT_EQ(r.status, 0) << cmd << "\n" << r.out;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j.contains("warnings")) << cmd;
+    ASSERT_EQ(j["warnings"].size(), 1u) << cmd;
+    EXPECT_NE(j["warnings"][0].get<std::string>().find("generic"), std::string::npos) << cmd;
+  }
+  // a supported model carries an empty list
+  EXPECT_TRUE(nlohmann::json::parse(run("memory --json").out)["warnings"].empty());
+}
+
+TEST(Cli, DeepSeekV3FitsOnEightH200FromItsOwnFp8Config) {
+  Result r = run("memory --model deepseek-v3 --gpu h200 -t 8 --max-model-len 32768 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["fits"].get<bool>());
+  EXPECT_EQ(j["quantization"]["method"], "fp8-block");
+  EXPECT_EQ(j["quantization"]["origin"], "config.json quantization_config");
+  // about 671e9 / 8 bytes of fp8 weights per GPU (plus scales and bf16 embeddings), not 2 bytes each
+  EXPECT_LT(j["weights_bytes_per_gpu"].get<double>(), 90e9);
+  // --quantization overrides the file and the output says so
+  r = run("memory --model deepseek-v3 --gpu h200 -t 8 --quantization none --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["fits"].get<bool>());
+  ASSERT_FALSE(j["warnings"].empty());
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("overrides the checkpoint's quantization_config"), std::string::npos);
+}
+
+TEST(Cli, Fp8WeightsLowerSimulatedTpot) {
+  auto tpot = [](const std::string& quant) {
+    Result r = kvplan::testing::run_cli("simulate --model llama-3.1-70b --gpu h100 -t 4 --quantization " + quant +
+                                        " --users 1 --duration 30 --json",
+                                        false);
+    EXPECT_EQ(r.status, 0) << r.out;
+    return nlohmann::json::parse(r.out)["summary"]["tpot_ms"]["p50"].get<double>();
+  };
+  const double bf16 = tpot("none");
+  const double fp8 = tpot("fp8");
+  EXPECT_LT(fp8, 0.65 * bf16) << bf16 << " vs " << fp8;
+  EXPECT_LT(tpot("awq"), fp8);
+}
+
+TEST(Cli, ExpertAndDataParallelFlags) {
+  Result r = run("memory --model qwen3-30b-a3b -t 2 --data-parallel-size 4 --enable-expert-parallel --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["expert_parallel_size"], 8);
+  EXPECT_EQ(j["gpus"], 8);
+  EXPECT_EQ(j["total_kv_cache_tokens"].get<int64_t>(), 4 * j["kv_cache_tokens"].get<int64_t>());
+  expect_bad_input("memory --model llama-3.1-8b --enable-expert-parallel", {"expert-parallel-size", "no experts"});
+  expect_bad_input("memory --model qwen3-30b-a3b -t 2 --expert-parallel-size 3",
+                   {"--expert-parallel-size=3", "tensor-parallel-size x data-parallel-size = 2"});
+  expect_bad_input("memory --model qwen3-235b-a22b-fp8 --gpu h200 -t 8",
+                   {"tensor-parallel-size=8", "block_n=128", "--enable-expert-parallel"});
+}
+
 TEST(CliBadInput, UnreadableLog) { expect_bad_input("memory --from-vllm-log /nonexistent.log", {"cannot be opened"}); }
 
 }  // namespace

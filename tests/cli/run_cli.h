@@ -18,8 +18,9 @@ struct CliResult {
   std::string out;  // stdout and stderr together
 };
 
-inline CliResult run_cli(const std::string& args) {
-  std::string cmd = std::string(KVPLAN_BIN) + " " + args + " 2>&1";
+// `stderr_too`: false keeps only stdout (JSON answers; progress and timing go to stderr).
+inline CliResult run_cli(const std::string& args, bool stderr_too = true) {
+  std::string cmd = std::string(KVPLAN_BIN) + " " + args + (stderr_too ? " 2>&1" : " 2>/dev/null");
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;

@@ -2,6 +2,7 @@
 // on the worker thread, cancel a long one, save and reload the scenario, and export a report.
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -86,6 +87,30 @@ TEST(PlannerSmoke, OpenChangeRunExport) {
     EXPECT_TRUE(f.exists()) << ext;
     EXPECT_GT(f.size(), 0) << ext;
   }
+}
+
+TEST(PlannerSmoke, UnknownArchitectureIsRefusedOrFlaggedInTheBanner) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString path = dir.filePath(QStringLiteral("mystery.json"));
+  QFile f(path);
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+  f.write(R"({"model_type": "mystery", "hidden_size": 1024, "num_attention_heads": 8, "intermediate_size": 4096,
+              "num_hidden_layers": 4, "vocab_size": 32000})");
+  f.close();
+  MainWindow w;
+  w.show();
+  QApplication::processEvents();
+  EXPECT_TRUE(w.warning_text().isEmpty());
+  // refused: the field says why, naming the model_type
+  EXPECT_FALSE(w.inputs().set_value("model", path.toStdString()));
+  EXPECT_TRUE(w.inputs().message("model").contains(QStringLiteral("model_type=mystery")));
+  // opted in: answered, and the banner says the answer is a generic reading
+  ASSERT_TRUE(w.inputs().set_value("allow-unknown-architecture", "true"));
+  ASSERT_TRUE(w.inputs().set_value("model", path.toStdString()));
+  EXPECT_TRUE(w.warning_text().contains(QStringLiteral("not a supported architecture"))) << w.warning_text().toStdString();
+  ASSERT_TRUE(w.inputs().set_value("model", "llama-3.1-8b"));
+  EXPECT_TRUE(w.warning_text().isEmpty());
 }
 
 TEST(PlannerSmoke, CancelEndsALongRunAndTheWindowStaysResponsive) {

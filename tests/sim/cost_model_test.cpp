@@ -14,6 +14,7 @@
 #include "kvplan/core/perf_profile.h"
 #include "kvplan/core/presets.h"
 #include "kvplan/core/step_ops.h"
+#include "kvplan/core/weight_quant.h"
 #include "kvplan/sim/cost_model.h"
 
 namespace kvplan::sim {
@@ -91,6 +92,52 @@ TEST(CostModelRoofline, HandComputedQkvPrefill) {
   // no copies: the critical path is the whole chain
   EXPECT_NEAR(static_cast<double>(b.total_ns), sum, static_cast<double>(b.ops.size()));
   EXPECT_EQ(b.total_ns, m.step_ns(prefill_work(chunk)));
+}
+
+CostOptions with_weights(QuantizationConfig q) {
+  CostOptions o;
+  o.weights = WeightFormat{DType::kBF16, std::move(q)};
+  return o;
+}
+
+// Regression (issue 11): the step cost used to ignore the weight format, so Llama-3.1-70B on
+// 4xH100 had the same batch-1 TPOT for bf16, fp8 and int4.
+TEST(CostModelWeights, Fp8WeightsLowerLlama70bBatch1Tpot) {
+  Bench s("llama-3.1-70b", 4);
+  StepCostModel bf16 = s.make();
+  StepCostModel fp8 = s.make(with_weights(quantization_from_flag("fp8", 128)));
+  StepCostModel int4 = s.make(with_weights(quantization_from_flag("gptq", 128)));
+  const double t16 = static_cast<double>(decode_ns(bf16, {1000}));
+  const double t8 = static_cast<double>(decode_ns(fp8, {1000}));
+  const double t4 = static_cast<double>(decode_ns(int4, {1000}));
+  // Batch 1 streams every weight but the embedding once: the time scales with the bytes read.
+  const WeightFormat f8{DType::kBF16, quantization_from_flag("fp8", 128)};
+  const double embed = 128256.0 / 4 * 8192 * 2;  // vocabulary shard of the embedding, gathered not streamed
+  const double ratio = (static_cast<double>(weight_bytes_per_gpu(s.model, f8, s.parallel)) - embed) /
+                       (static_cast<double>(weight_bytes_per_gpu(s.model, WeightFormat{}, s.parallel)) - embed);
+  EXPECT_LT(ratio, 0.53);  // linear layers at 1 B, the LM head kept in bf16
+  EXPECT_LT(t8, 0.6 * t16);
+  EXPECT_NEAR(t8 / t16, ratio, 0.01);
+  EXPECT_LT(t4, t8);  // 4-bit weights read fewer bytes still
+}
+
+TEST(CostModelWeights, W8a8RunsAtTheFp8RateOnlyWhereTheGpuHasIt) {
+  const PrefillChunk chunk{.context_tokens = 0, .new_tokens = 4096};
+  auto qkv_ns = [&](const char* gpu, const QuantizationConfig& q) {
+    Bench s("llama-3.1-8b", 1, gpu);
+    StepCostModel m = s.make(with_weights(q));
+    for (const OpCost& op : m.explain(prefill_work(chunk)).ops) {
+      if (op.name == "qkv_proj") return static_cast<double>(op.time_ns);
+    }
+    return -1.0;
+  };
+  const QuantizationConfig none = quantization_from_flag("none", 128);
+  const QuantizationConfig fp8 = quantization_from_flag("fp8", 128);
+  // 2 · 4096 · 4096 · 6144 FLOPs per layer: compute-bound at 4096 tokens
+  EXPECT_NEAR(qkv_ns("h100-sxm", fp8), qkv_ns("h100-sxm", none) * 989.4 / 1978.9, 32.0);  // fp8 tensor cores
+  EXPECT_NEAR(qkv_ns("a100-80gb", fp8), qkv_ns("a100-80gb", none), 1.0);  // no fp8 tensor cores: W8A16
+  // weight-only int4 (GPTQ) dequantizes to bf16: same compute-bound time as bf16 on H100
+  EXPECT_NEAR(qkv_ns("h100-sxm", quantization_from_flag("gptq", 128)), qkv_ns("h100-sxm", none), 1.0);
 }
 
 TEST(CostModelRoofline, LongContextDecodeGrowsWithTheSumOfContexts) {

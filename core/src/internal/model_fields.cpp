@@ -99,7 +99,7 @@ std::vector<int> int_list(const JsonFields& f, std::string_view key) {
 void read_mtp_layers(const JsonFields& f, ModelConfig& m) {
   m.num_mtp_layers = f.non_negative_int_or("num_nextn_predict_layers", 0);
   if (m.num_mtp_layers > 0) {
-    m.warnings.push_back(fmt::format(
+    m.notes.push_back(fmt::format(
         "model '{}': the {} multi-token-prediction layer(s) are not counted (serving engines load them only "
         "for speculative decoding)",
         m.id, m.num_mtp_layers));

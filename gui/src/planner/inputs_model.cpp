@@ -1,5 +1,7 @@
 #include "inputs_model.h"
 
+#include "kvplan/core/weight_quant.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -156,7 +158,7 @@ QStringList InputsModel::choices(const std::string& flag) const {
   } else if (flag == "dtype") {
     out = {"auto", "bf16", "fp16", "fp32"};
   } else if (flag == "quantization") {
-    out = {"none", "fp8", "int8", "int4", "awq", "gptq"};
+    for (const std::string& q : quantization_flag_choices()) out << QString::fromStdString(q);
   } else if (flag == "kv-cache-dtype") {
     out = {"auto", "bf16", "fp16", "fp8", "fp8_e5m2", "int8", "int4", "kivi2"};
   } else if (flag == "mamba-ssm-cache-dtype") {
@@ -194,6 +196,9 @@ QString InputsModel::first_error() const {
 // named first. A message naming no field goes to the model or GPU field if it is about them, else
 // to the field just edited.
 int InputsModel::field_named_in(const std::string& message) const {
+  // A model file's own errors ("model 'x': ...") belong to the model field when it was just edited,
+  // even if the message suggests another flag (--allow-unknown-architecture).
+  if (message.rfind("model '", 0) == 0 && last_edited_ == row_of("model")) return last_edited_;
   int first = -1;
   size_t first_pos = std::string::npos;
   size_t first_len = 0;

@@ -133,6 +133,13 @@ void MainWindow::build_ui() {
                                QAbstractItemView::EditKeyPressed | QAbstractItemView::AnyKeyPressed);
   inputs_view->setWordWrap(false);
   layout->addWidget(inputs_view);
+  // Warnings (an architecture read as generic, ...) sit above the answer, never below it.
+  warning_banner_ = new QLabel;
+  warning_banner_->setObjectName(QStringLiteral("warningBanner"));
+  warning_banner_->setWordWrap(true);
+  warning_banner_->setStyleSheet(QStringLiteral("background: #fff3cd; color: #664d03; border: 1px solid #b58105; padding: 6px"));
+  warning_banner_->hide();
+  layout->addWidget(warning_banner_);
   summary_ = new QLabel;
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -299,6 +306,12 @@ void MainWindow::recompute() {
   clock.start();
   analysis_ = analyze(inputs_.memory_flags(), schemes_, kCapacityPoints);
   last_analysis_ms_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+  QStringList warnings;
+  if (analysis_.base) {
+    for (const std::string& w : analysis_.base->plan.warnings) warnings << QString::fromStdString(w).toHtmlEscaped();
+  }
+  warning_banner_->setText(QStringLiteral("<b>Warning:</b> ") + warnings.join(QStringLiteral("<br><b>Warning:</b> ")));
+  warning_banner_->setVisible(!warnings.isEmpty());
   if (analysis_.base) {
     memory_.set_plan(analysis_.base->plan);
     layers_.set_layout(analysis_.base->layout);
@@ -325,6 +338,8 @@ void MainWindow::recompute() {
                        .arg(last_analysis_ms_, 0, 'f', 2)
                        .arg(last_update_ms_, 0, 'f', 2));
 }
+
+QString MainWindow::warning_text() const { return warning_banner_->isHidden() ? QString() : warning_banner_->text(); }
 
 void MainWindow::update_memory_chart() {
   draw_memory_chart(memory_chart_, memory_, analysis_.base ? QStringLiteral("GPU (stage %1)").arg(analysis_.base->plan.pipeline_stage)

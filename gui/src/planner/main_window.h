@@ -41,6 +41,9 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
+  // The warning banner's text ("" when hidden), for tests.
+  QString warning_text() const;
+
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
@@ -112,6 +115,7 @@ class MainWindow : public QMainWindow {
 
   QTabWidget* tabs_ = nullptr;
   QLabel* summary_ = nullptr;
+  QLabel* warning_banner_ = nullptr;  // plan warnings; hidden when there are none
   QLineEdit* schemes_edit_ = nullptr;
   QLabel* schemes_error_ = nullptr;
   QLabel* status_ = nullptr;

@@ -171,7 +171,8 @@ struct ModelConfig {
   bool generic_architecture = false;  // unknown model_type read as a dense decoder (opted in)
   std::optional<int64_t> published_params;  // exact count from the preset's source, if known
   std::string published_params_source;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;  // reasons an answer may be wrong (every output repeats them)
+  std::vector<std::string> notes;     // assumptions worth reading (e.g. MTP layers not loaded)
 
   int num_layers() const { return static_cast<int>(layers.size()); }
   int count_layers(LayerKind kind) const;

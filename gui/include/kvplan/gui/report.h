@@ -63,6 +63,10 @@ struct ReportInput {
   std::string kvplan_version;              // "0.1.0 (abc1234)"
 };
 
+// Every distinct warning of the compared plans (unknown architecture read as generic, ...), in
+// order: the report leads with them in every format.
+std::vector<std::string> report_warnings(const ReportInput& input);
+
 struct ReportFiles {
   std::string pdf, html, csv, json;  // empty: not written
 };

@@ -72,6 +72,9 @@ class StepCostModel : public StepTimer {
   StepBreakdown explain(const StepWork& work) const;
   // Per operator class: where its efficiency numbers come from, e.g. "gemm: datasheet (...)".
   std::vector<std::string> sources() const;
+  // How the weights are stored and which GEMM rate they get, e.g. "weights fp8 e4m3 ...: GEMMs read
+  // the quantized bytes and run at the fp8_e4m3 rate (W8A8)".
+  std::string weights_note() const;
   int64_t memo_hits() const;
   int64_t memo_misses() const;
   // The same step costed on the full DAG (one node per operator per layer, nothing collapsed) and

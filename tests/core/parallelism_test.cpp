@@ -1,0 +1,89 @@
+// Parallel splits (parallelism.h): expert and data parallelism in the weights and the KV answer, and
+// the splits engines refuse, each with the rule named.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kvplan/core/engine_memory.h"
+#include "kvplan/core/error.h"
+#include "kvplan/core/param_count.h"
+#include "kvplan/core/presets.h"
+
+namespace kvplan {
+namespace {
+
+std::string refusal(const ModelConfig& m, const Parallelism& p, const WeightFormat& w) {
+  try {
+    validate_split(m, p, w);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(Parallelism, Fp8BlockMoeRefusedWhereTheExpertShardStraddlesBlocks) {
+  // Qwen3-235B-A22B-FP8: moe_intermediate_size 1536 / TP 8 = 192, not a multiple of block_n 128:
+  // vLLM refuses to load it (the fix users apply is expert parallelism).
+  const ModelConfig m = resolve_model("qwen3-235b-a22b-fp8");
+  const WeightFormat w{m.dtype, m.quantization};
+  const std::string msg = refusal(m, Parallelism{.tensor_parallel = 8}, w);
+  EXPECT_NE(msg.find("tensor-parallel-size=8"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expert width of 192"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("block_n=128"), std::string::npos) << msg;
+  // TP 4: 384 = 3 x 128 loads; TP 8 with expert parallelism keeps whole experts and loads too
+  EXPECT_EQ(refusal(m, Parallelism{.tensor_parallel = 4}, w), "(accepted)");
+  EXPECT_EQ(refusal(m, Parallelism{.tensor_parallel = 8, .expert_parallel = true}, w), "(accepted)");
+}
+
+TEST(Parallelism, WidthsThatDoNotDivideAreRefused) {
+  nlohmann::json j = {{"model_type", "llama"},        {"hidden_size", 1024}, {"num_attention_heads", 16},
+                      {"num_key_value_heads", 16},    {"intermediate_size", 3004},
+                      {"num_hidden_layers", 2},       {"vocab_size", 1000}};
+  const ModelConfig m = parse_model_config(j, "odd");
+  // 16 heads split over 4 or 8 GPUs, but only 3004 / 4 = 751 is whole (3004 / 8 = 375.5)
+  EXPECT_EQ(refusal(m, Parallelism{.tensor_parallel = 4}, WeightFormat{}), "(accepted)");
+  const std::string msg = refusal(m, Parallelism{.tensor_parallel = 8}, WeightFormat{});
+  EXPECT_NE(msg.find("must divide intermediate_size=3004"), std::string::npos) << msg;
+  EXPECT_NE(refusal(m, Parallelism{.tensor_parallel = 2, .expert_parallel = true}, WeightFormat{}).find("no experts"),
+            std::string::npos);
+  EXPECT_NE(refusal(m, Parallelism{.data_parallel = 0}, WeightFormat{}).find("data-parallel-size=0"), std::string::npos);
+}
+
+TEST(Parallelism, ExpertParallelPlacesWholeExperts) {
+  const ModelConfig m = resolve_model("qwen3-30b-a3b");  // 128 experts of width 768 on every layer
+  const WeightBytes tp2 = weight_bytes_breakdown(m, WeightFormat{}, Parallelism{.tensor_parallel = 2});
+  // TP 2 x DP 4 with expert parallelism: the 128 experts spread over 8 GPUs, 16 whole experts each,
+  // a quarter of the 128 half-width experts TP 2 alone holds
+  const WeightBytes ep8 = weight_bytes_breakdown(
+      m, WeightFormat{}, Parallelism{.tensor_parallel = 2, .data_parallel = 4, .expert_parallel = true});
+  EXPECT_EQ(ep8.experts * 4, tp2.experts);
+  // per layer: 16 experts x 3 x 2048 x 768 x 2 B = 150,994,944; 48 layers = 7,247,757,312
+  EXPECT_EQ(ep8.experts, int64_t{48} * 16 * 3 * 2048 * 768 * 2);
+  // attention and the rest are still split by TP 2
+  EXPECT_EQ(ep8.total() - ep8.experts, tp2.total() - tp2.experts);
+}
+
+TEST(Parallelism, DataParallelAttentionMultipliesTheLatentCache) {
+  // DeepSeek-V3 on 8 x H200. TP 8: every GPU caches the same latent for every request.
+  // DP 8 + EP: each GPU is its own attention rank with its own requests.
+  const ModelConfig m = resolve_model("deepseek-v3");
+  const GpuSpec g = resolve_gpu("h200");
+  ServingConfig c;
+  c.max_model_len = 32768;
+  c.weights = WeightFormat{m.dtype, m.quantization};
+  const MemoryPlan tp8 = plan_memory(m, g, KvScheme{}, Parallelism{.tensor_parallel = 8}, c);
+  const MemoryPlan dp8 = plan_memory(m, g, KvScheme{}, Parallelism{.data_parallel = 8, .expert_parallel = true}, c);
+  ASSERT_TRUE(tp8.fits);
+  ASSERT_TRUE(dp8.fits);
+  EXPECT_EQ(dp8.data_parallel, 8);
+  EXPECT_EQ(dp8.total_kv_cache_tokens(), 8 * dp8.kv_cache_tokens);
+  // each DP rank holds whole attention weights (more than a TP 8 shard), so its own pool is a bit
+  // smaller, but the deployment holds several times more tokens
+  EXPECT_LT(dp8.kv_cache_tokens, tp8.kv_cache_tokens);
+  EXPECT_GT(dp8.total_kv_cache_tokens(), 4 * tp8.total_kv_cache_tokens());
+}
+
+}  // namespace
+}  // namespace kvplan
