@@ -2,6 +2,7 @@
 #include "kvplan/core/perf_profile.h"
 
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,35 @@ std::string number_text(double v) { return fmt::format("{}", v); }
 }  // namespace
 
 std::string_view op_class_name(OpClass c) { return kClassNames[static_cast<std::size_t>(c)]; }
+
+std::array<double, 4> grid_coordinates(OpClass c, const OpShape& shape) {
+  std::array<double, 4> x{};
+  for (int i = 0; i < shape.dims && i < 4; ++i) x[static_cast<size_t>(i)] = std::log2(std::max(shape.v[static_cast<size_t>(i)], 1.0));
+  if (c == OpClass::kCollective && shape.dims >= 2) x[1] = shape.v[1];  // ranks stay linear
+  return x;
+}
+
+std::vector<std::string> grid_axes(OpClass c) {
+  switch (c) {
+    case OpClass::kGemm:
+    case OpClass::kMoeGemm: return {"log2 m", "log2 n", "log2 k"};
+    case OpClass::kAttentionDecode: return {"log2 sequences", "log2 kv tokens", "log2 query heads", "log2 kv heads"};
+    case OpClass::kAttentionPrefill: return {"log2 sequences", "log2 new tokens", "log2 query heads", "log2 kv heads"};
+    case OpClass::kCollective: return {"log2 bytes", "ranks"};
+    default: return {};
+  }
+}
+
+std::string PerfProfile::source_kind() const {
+  std::string kind;
+  for (const OpClassProfile& c : classes_) {
+    std::string k = c.source.substr(0, c.source.find_first_of(" ("));
+    if (k == "ideal" && c.source.find("not in file") != std::string::npos) continue;
+    if (kind.empty()) kind = k;
+    else if (kind != k) return "mixed";
+  }
+  return kind.empty() ? "ideal" : kind;
+}
 
 OpClass parse_op_class(std::string_view name, std::string_view what) {
   for (std::size_t i = 0; i < kNumOpClasses; ++i) {
@@ -99,7 +129,8 @@ PerfProfile PerfProfile::transferred_to(const GpuSpec& gpu) const {
   p.gpu_id_ = gpu.id;
   for (OpClassProfile& c : p.classes_) {
     // "measured" or "measured (h100-sxm run 3)": the efficiencies travel, the label says from where.
-    if (c.source.rfind("measured", 0) == 0) {
+    if (c.source.rfind("measured", 0) == 0 || c.source.rfind("published", 0) == 0) {
+      c.note = fmt::format("{} on {}; {}", c.source, gpu_id_, c.note);
       c.source = fmt::format("transferred (from {})", gpu_id_);
     }
     // Already "transferred (from X)": keeps naming the GPU the measurements come from.
@@ -111,14 +142,28 @@ nlohmann::json PerfProfile::to_json() const {
   nlohmann::json classes = nlohmann::json::object();
   for (std::size_t i = 0; i < kNumOpClasses; ++i) {
     const OpClassProfile& c = classes_[i];
-    classes[std::string(kClassNames[i])] = {
+    nlohmann::json j = {
         {"compute", {{"e_max", c.compute.e_max}, {"half_size", c.compute.half_size}}},
         {"memory", {{"e_max", c.memory.e_max}, {"half_size", c.memory.half_size}}},
         {"launch_overhead_ns", c.launch_overhead_ns},
         {"source", c.source},
         {"note", c.note}};
+    if (c.floor_ns > 0) j["floor_ns"] = c.floor_ns;
+    if (c.heldout_p90_rel_error > 0) j["heldout_p90_rel_error"] = c.heldout_p90_rel_error;
+    if (!c.grids.empty()) {
+      nlohmann::json grids = nlohmann::json::object();
+      for (const auto& [variant, grid] : c.grids) grids[variant] = grid.to_json();
+      j["grids"] = std::move(grids);
+    }
+    classes[std::string(kClassNames[i])] = std::move(j);
   }
-  return {{"gpu", gpu_id_}, {"classes", classes}};
+  nlohmann::json out = {{"gpu", gpu_id_}, {"classes", classes}};
+  if (band_.tpot_p90_rel_error > 0 || band_.ttft_p90_rel_error > 0) {
+    out["band"] = {{"tpot_p90_rel_error", band_.tpot_p90_rel_error},
+                   {"ttft_p90_rel_error", band_.ttft_p90_rel_error},
+                   {"how", band_.how}};
+  }
+  return out;
 }
 
 namespace {
@@ -195,6 +240,35 @@ PerfProfile PerfProfile::from_json(const nlohmann::json& json, std::string_view 
     } else {
       c.note.clear();
     }
+    if (it.value().contains("floor_ns")) {
+      c.floor_ns = number(it.value(), "floor_ns", where);
+      if (c.floor_ns < 0 || c.floor_ns > 1e9) {
+        throw ConfigError(fmt::format("{}: floor_ns={} must be in [0, 1e9]", where, number_text(c.floor_ns)));
+      }
+    }
+    if (it.value().contains("heldout_p90_rel_error")) {
+      c.heldout_p90_rel_error = number(it.value(), "heldout_p90_rel_error", where);
+    }
+    if (it.value().contains("grids")) {
+      const nlohmann::json& grids = it.value().at("grids");
+      if (!grids.is_object()) throw ConfigError(fmt::format("{}: grids must be an object of variants", where));
+      const std::vector<std::string> axes = grid_axes(oc);
+      for (auto g = grids.begin(); g != grids.end(); ++g) {
+        ShapeGrid grid = ShapeGrid::from_json(g.value(), fmt::format("{}.grids.{}", where, g.key()));
+        if (grid.features != axes) {
+          throw ConfigError(fmt::format("{}.grids.{}: features must be the class's axes ({} of them)", where, g.key(),
+                                        axes.size()));
+        }
+        c.grids[g.key()] = std::move(grid);
+      }
+    }
+  }
+  if (json.contains("band")) {
+    const nlohmann::json& b = json.at("band");
+    const std::string where = top + ": band";
+    p.band_.tpot_p90_rel_error = number(b, "tpot_p90_rel_error", where);
+    p.band_.ttft_p90_rel_error = number(b, "ttft_p90_rel_error", where);
+    if (b.contains("how") && b.at("how").is_string()) p.band_.how = b.at("how").get<std::string>();
   }
   return p;
 }

@@ -85,8 +85,10 @@ class Builder {
     if (tokens <= 0) return;
     const double n = static_cast<double>(n_out);
     const double k = static_cast<double>(k_in);
-    add(name, c, 2.0 * tokens * n * k,
-        weight_bytes(n_out, k_in, o_.weights, quantized_now()) + tokens * (n + k) * kAct, kernels);
+    StepOp& op = add(name, c, 2.0 * tokens * n * k,
+                     weight_bytes(n_out, k_in, o_.weights, quantized_now()) + tokens * (n + k) * kAct, kernels);
+    op.shape = OpShape{{tokens, n, k, 0}, 3};
+    op.grid_dtype = op.dtype;
   }
 
   // Whether the module class being emitted is stored quantized in the current layer type.
@@ -103,7 +105,8 @@ class Builder {
   void all_reduce(const char* name) {
     if (tp_ <= 1 || T_ <= 0) return;
     // Ring all-reduce: each GPU sends (and receives) 2·(tp−1)/tp of the T·hidden bf16 activations.
-    add(name, OpClass::kCollective, 0, 2.0 * (tp_ - 1) / tp_ * T_ * h_ * kAct, 1, Stream::kComm);
+    StepOp& op = add(name, OpClass::kCollective, 0, 2.0 * (tp_ - 1) / tp_ * T_ * h_ * kAct, 1, Stream::kComm);
+    op.shape = OpShape{{T_ * h_ * kAct, static_cast<double>(tp_), 0, 0}, 2};  // payload bytes, ranks
   }
 
   const GroupStepWork* work() const {
@@ -119,6 +122,20 @@ class Builder {
     // read the new K/V (bf16) and write them in the cache format (exact scheme bytes incl. metadata)
     add("kv_write", OpClass::kKvWrite, quantized ? 4.0 * T_ * elements_per_token : 0.0,
         T_ * elements_per_token * kAct + T_ * bpt);
+  }
+
+  // (sequences, tokens per sequence) of the step's decode or prefill part in this group.
+  std::pair<double, double> decode_shape(const GroupStepWork& w) const {
+    const double seqs = static_cast<double>(std::max<int64_t>(1, s_.decode_sequences));
+    return {seqs, static_cast<double>(w.decode_tokens) / seqs};
+  }
+  std::pair<double, double> prefill_shape() const {
+    const double seqs = static_cast<double>(std::max<int64_t>(1, s_.prefill_sequences));
+    return {seqs, Tp_ / seqs};
+  }
+  void attention_shape(StepOp& op, std::pair<double, double> seq, double hq, double hkv) const {
+    op.shape = OpShape{{seq.first, seq.second, hq, hkv}, 4};
+    op.grid_dtype = layout_.scheme().kv_dtype;
   }
 
   void attention_layer() {
@@ -137,9 +154,10 @@ class Builder {
     const double bpt = group().bytes_per_token;
     if (Tp_ > 0 && w != nullptr) {
       mark_attention();
-      add("attention_prefill", OpClass::kAttentionPrefill,
-          2.0 * static_cast<double>(w->prefill_pairs) * hq * (d + dv),
-          Tp_ * hq * (d + dv) * kAct + static_cast<double>(w->prefill_kv_tokens) * bpt);
+      StepOp& op = add("attention_prefill", OpClass::kAttentionPrefill,
+                       2.0 * static_cast<double>(w->prefill_pairs) * hq * (d + dv),
+                       Tp_ * hq * (d + dv) * kAct + static_cast<double>(w->prefill_kv_tokens) * bpt);
+      attention_shape(op, prefill_shape(), static_cast<double>(hq), static_cast<double>(hkv));
     }
     if (Td_ > 0 && w != nullptr) {
       mark_attention();
@@ -148,6 +166,7 @@ class Builder {
                        Td_ * hq * (d + dv) * kAct + static_cast<double>(w->decode_kv_bytes));
       op.critical_bytes = static_cast<double>(w->decode_tokens_max) * bpt;
       op.critical_ctas = static_cast<int>(hkv) * kDecodeMaxSplits;
+      attention_shape(op, decode_shape(*w), static_cast<double>(hq), static_cast<double>(hkv));
     }
     if (a.output_gate) add("output_gate", OpClass::kElementwise, T_ * hq * dv, 3.0 * T_ * hq * dv * kAct);
     gemm("o_proj", T_, h_, hq * dv);
@@ -196,6 +215,7 @@ class Builder {
                        Td_ * heads * (2 * r + R) * kAct + static_cast<double>(w->decode_kv_bytes));
       op.critical_bytes = static_cast<double>(w->decode_tokens_max) * bpt;
       op.critical_ctas = static_cast<int>(ceil_div(heads, kMlaHeadsPerCta)) * kDecodeMaxSplits;
+      attention_shape(op, decode_shape(*w), static_cast<double>(heads), 1.0);
       gemm("v_absorb", Td_, heads * v, r);
     }
     gemm("o_proj", T_, h_, heads * v);
@@ -311,7 +331,8 @@ class Builder {
         // router weights stay 16-bit (param_count: not quantizable)
         module(0);
         add("router", OpClass::kGemm, 2.0 * T_ * h_ * E,
-            static_cast<double>(E * h_) * kAct + T_ * h_ * kAct + T_ * E * kLogit);
+            static_cast<double>(E * h_) * kAct + T_ * h_ * kAct + T_ * E * kLogit)
+            .shape = OpShape{{T_, static_cast<double>(E), static_cast<double>(h_), 0}, 3};
         add("topk", OpClass::kElementwise, 2.0 * T_ * E, T_ * E * kLogit + T_ * k * 8.0);
         module(kQuantExperts);
         double touched = 0, rows = 0;
@@ -334,12 +355,18 @@ class Builder {
           rows = T_ * k;  // token-expert pairs
         }
         const double gate_up_bias = s.expert_bias ? 2.0 * w * kAct : 0.0;
-        add("experts_gate_up", OpClass::kMoeGemm, 2.0 * rows * h_ * 2 * w,
-            touched * (weight_bytes(2 * w, h_, o_.weights, quantized_now()) + gate_up_bias) +
-                rows * (h_ + 2 * w) * kAct);
+        const double per_expert_rows = touched > 0 ? rows / touched : rows;
+        StepOp& gu = add("experts_gate_up", OpClass::kMoeGemm, 2.0 * rows * h_ * 2 * w,
+                         touched * (weight_bytes(2 * w, h_, o_.weights, quantized_now()) + gate_up_bias) +
+                             rows * (h_ + 2 * w) * kAct);
+        gu.shape = OpShape{{per_expert_rows, 2.0 * w, static_cast<double>(h_), 0}, 3};
+        gu.grid_dtype = gu.dtype;
         add("experts_act_mul", OpClass::kElementwise, 4.0 * rows * w, 3.0 * rows * w * kAct);
-        add("experts_down", OpClass::kMoeGemm, 2.0 * rows * w * h_,
-            touched * weight_bytes(h_, w, o_.weights, quantized_now()) + rows * (w + h_) * kAct + rows * h_ * kAct);
+        StepOp& dn = add("experts_down", OpClass::kMoeGemm, 2.0 * rows * w * h_,
+                         touched * weight_bytes(h_, w, o_.weights, quantized_now()) + rows * (w + h_) * kAct +
+                             rows * h_ * kAct);
+        dn.shape = OpShape{{per_expert_rows, static_cast<double>(h_), static_cast<double>(w), 0}, 3};
+        dn.grid_dtype = dn.dtype;
         if (s.shared_intermediate_size > 0) {
           module(kQuantShared);
           const int64_t si = s.shared_intermediate_size / tp_;
@@ -597,9 +624,10 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
     const int64_t v = ceil_div(vocab_padded, parallel.tensor_parallel);
     b.add("final_norm", OpClass::kElementwise, 5.0 * T * h, 2.0 * T * h * kAct + h * kAct);
     // LM head weights stay 16-bit (param_count: not quantizable); fp32 logits out
-    b.add("lm_head", OpClass::kGemm, 2.0 * rows * h * v,
-          static_cast<double>(v * h) * kAct + rows * h * kAct + rows * v * kLogit)
-        .dtype = DType::kBF16;
+    StepOp& head = b.add("lm_head", OpClass::kGemm, 2.0 * rows * h * v,
+                         static_cast<double>(v * h) * kAct + rows * h * kAct + rows * v * kLogit);
+    head.dtype = head.grid_dtype = DType::kBF16;
+    head.shape = OpShape{{rows, static_cast<double>(v), static_cast<double>(h), 0}, 3};
     if (parallel.tensor_parallel > 1) {
       const double tp = parallel.tensor_parallel;
       b.add("logits_gather", OpClass::kCollective, 0, (tp - 1) / tp * rows * vocab_padded * kLogit, 1,

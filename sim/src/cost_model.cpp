@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -209,7 +210,17 @@ struct StepCostModel::Impl {
         t = std::max(t, op.critical_bytes / (bw * e_m * share));
       }
     }
+    // Measured correction by shape (tile/wave quantisation, occupancy, protocol switches), where
+    // the profile has a grid for this operator's variant.
+    if (op.shape.dims > 0 && !c.grids.empty()) {
+      if (auto it = c.grids.find(dtype_name(op.grid_dtype)); it != c.grids.end()) {
+        const std::array<double, 4> x = grid_coordinates(op.op_class, op.shape);
+        t *= it->second.factor(std::span<const double>(x.data(), static_cast<size_t>(op.shape.dims)));
+      }
+    }
     t *= 1e9;
+    // A kernel never takes less than its floor, CUDA graph or not.
+    t = std::max(t, op.kernels * c.floor_ns);
     if (launch) t += op.kernels * c.launch_overhead_ns;
     return t;
   }

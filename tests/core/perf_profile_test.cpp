@@ -1,6 +1,7 @@
 // Efficiency curves, datasheet defaults, transfer labels and JSON of PerfProfile (perf_profile.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -111,6 +112,66 @@ TEST(PerfProfileJson, BadValuesNameFieldValueAndRule) {
   j = good;
   j["classes"]["gemm"]["source"] = "";
   EXPECT_EQ(error_of(j), "perf profile 'fit.json': classes.gemm: source=\"\" must be a non-empty string");
+}
+
+// A 2 x 3 grid over (log2 m, log2 n): knots m in {1, 4} (log2 0, 2), n in {8, 16, 64} (log2 3, 4, 6).
+ShapeGrid small_grid() {
+  ShapeGrid g;
+  g.features = {"log2 m", "log2 n"};
+  g.knots = {{0.0, 2.0}, {3.0, 4.0, 6.0}};
+  // row-major, n fastest: (m=1: n=8,16,64), (m=4: n=8,16,64)
+  g.log_ratio = {0.0, std::log(2.0), std::log(4.0), std::log(3.0), std::log(6.0), std::log(12.0)};
+  return g;
+}
+
+TEST(ShapeGrid, InterpolatesLogRatiosMultilinearly) {
+  const ShapeGrid g = small_grid();
+  EXPECT_EQ(g.size(), 6u);
+  const double at_knot[] = {2.0, 4.0};
+  EXPECT_NEAR(g.factor(at_knot), 6.0, 1e-12);  // m = 4, n = 16
+  // halfway along log2 m (m = 2) at n = 8: exp((ln 1 + ln 3) / 2) = sqrt(3)
+  const double mid[] = {1.0, 3.0};
+  EXPECT_NEAR(g.factor(mid), std::sqrt(3.0), 1e-12);
+  // a quarter of the way from n = 16 to n = 64 (log2 n = 4.5) at m = 1: exp(0.75 ln 2 + 0.25 ln 4)
+  const double quarter[] = {0.0, 4.5};
+  EXPECT_NEAR(g.factor(quarter), std::exp(0.75 * std::log(2.0) + 0.25 * std::log(4.0)), 1e-12);
+  // outside the table: clamped to the nearest edge
+  const double outside[] = {10.0, -5.0};
+  EXPECT_NEAR(g.factor(outside), 3.0, 1e-12);
+  EXPECT_DOUBLE_EQ(ShapeGrid{}.factor(at_knot), 1.0);  // no grid: no correction
+}
+
+TEST(ShapeGrid, JsonRoundTripAndErrors) {
+  const ShapeGrid g = small_grid();
+  const ShapeGrid back = ShapeGrid::from_json(g.to_json(), "grid");
+  EXPECT_EQ(back.knots, g.knots);
+  EXPECT_EQ(back.log_ratio, g.log_ratio);
+  nlohmann::json j = g.to_json();
+  j["log_ratio"].erase(0);
+  EXPECT_THROW(ShapeGrid::from_json(j, "grid"), ConfigError);
+  j = g.to_json();
+  j["knots"][1] = {4.0, 3.0, 6.0};
+  EXPECT_THROW(ShapeGrid::from_json(j, "grid"), ConfigError);
+}
+
+TEST(PerfProfileJson, GridsFloorsAndBandRoundTrip) {
+  PerfProfile p = PerfProfile::datasheet_default(resolve_gpu("h100-sxm"));
+  ShapeGrid g;
+  g.features = grid_axes(OpClass::kGemm);
+  g.knots = {{0.0, 10.0}, {10.0}, {10.0}};
+  g.log_ratio = {0.1, 0.2};
+  p.at(OpClass::kGemm).grids["fp8_e4m3"] = g;
+  p.at(OpClass::kAttentionDecode).floor_ns = 13000;
+  p.set_band(ProfileBand{0.12, 0.25, "unit test"});
+  const PerfProfile back = PerfProfile::from_json(p.to_json(), "fit.json");
+  ASSERT_EQ(back.at(OpClass::kGemm).grids.count("fp8_e4m3"), 1u);
+  EXPECT_EQ(back.at(OpClass::kGemm).grids.at("fp8_e4m3").log_ratio, g.log_ratio);
+  EXPECT_DOUBLE_EQ(back.at(OpClass::kAttentionDecode).floor_ns, 13000);
+  EXPECT_DOUBLE_EQ(back.band().tpot_p90_rel_error, 0.12);
+  // a grid whose axes are not the class's is refused
+  nlohmann::json j = p.to_json();
+  j["classes"]["gemm"]["grids"]["fp8_e4m3"]["features"] = {"log2 a", "log2 b", "log2 c"};
+  EXPECT_NE(error_of(j).find("features must be the class's axes"), std::string::npos);
 }
 
 }  // namespace

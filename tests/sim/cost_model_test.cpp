@@ -140,6 +140,53 @@ TEST(CostModelWeights, W8a8RunsAtTheFp8RateOnlyWhereTheGpuHasIt) {
   EXPECT_NEAR(qkv_ns("h100-sxm", quantization_from_flag("gptq", 128)), qkv_ns("h100-sxm", none), 1.0);
 }
 
+TEST(CostModelShapes, GridCorrectsTheRooflineOfOneVariant) {
+  Bench s("llama-3.1-8b");
+  const PrefillChunk chunk{.context_tokens = 0, .new_tokens = 4096};
+  auto qkv = [&](const PerfProfile& p) {
+    StepCostModel m(s.model, s.gpu, s.scheme, s.parallel, p, CostOptions{});
+    for (const OpCost& op : m.explain(prefill_work(chunk)).ops) {
+      if (op.name == "qkv_proj") return static_cast<double>(op.time_ns);
+    }
+    return -1.0;
+  };
+  const double plain = qkv(s.profile);
+  PerfProfile slow = s.profile;
+  ShapeGrid g;
+  g.features = grid_axes(OpClass::kGemm);
+  g.knots = {{0.0}, {0.0}, {0.0}};  // one knot: the same correction everywhere
+  g.log_ratio = {std::log(2.0)};
+  slow.at(OpClass::kGemm).grids["bf16"] = g;
+  EXPECT_NEAR(qkv(slow), 2 * plain, 64.0);  // 32 layers, rounding to ns per layer
+  // a grid for another variant does not apply to bf16 GEMMs
+  PerfProfile other = s.profile;
+  other.at(OpClass::kGemm).grids["fp8_e4m3"] = g;
+  EXPECT_NEAR(qkv(other), plain, 1.0);
+}
+
+// Issue 12: a decode step of one token is not free of fixed costs: every kernel takes at least the
+// class's floor, CUDA graph or not.
+TEST(CostModelShapes, PerKernelFloorAppearsInAOneTokenStep) {
+  Bench s("llama-3.1-8b");
+  PerfProfile p = s.profile;  // ideal: no launch overhead, no fixed latency
+  StepCostModel ideal(s.model, s.gpu, s.scheme, s.parallel, p, CostOptions{});
+  const double before = static_cast<double>(decode_ns(ideal, {16}));
+  p.at(OpClass::kElementwise).floor_ns = 3000;
+  p.at(OpClass::kAttentionDecode).floor_ns = 13000;
+  StepCostModel floored(s.model, s.gpu, s.scheme, s.parallel, p, CostOptions{});
+  const StepBreakdown b = floored.explain(work(std::vector<int64_t>{16}));
+  for (const OpCost& op : b.ops) {
+    if (op.name.rfind("attention_decode", 0) == 0) {
+      EXPECT_GE(op.time_ns, 32 * 13000) << op.name;  // 32 layers
+    }
+    if (op.name == "rope") {
+      EXPECT_GE(op.time_ns, 32 * 3000) << op.name;
+    }
+  }
+  // per layer: attn_norm, rope, mlp_norm, act_mul at >= 3 us and attention at 13 us: >= 25 us of floors
+  EXPECT_GE(static_cast<double>(b.total_ns) - before, 32 * 25000 * 0.9);
+}
+
 TEST(CostModelRoofline, LongContextDecodeGrowsWithTheSumOfContexts) {
   Bench s("llama-3.1-8b");
   StepCostModel m = s.make(options(true, false));

@@ -13,9 +13,12 @@
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "kvplan/core/shape_grid.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -61,12 +64,43 @@ struct EfficiencyCurve {
   }
 };
 
+// The shape of one operator instance, for the correction grids (per GPU):
+//   gemm, moe_gemm:    {m, n, k}  rows (tokens), output features, input features
+//   attention_decode:  {sequences, kv tokens per sequence, query heads, kv heads}
+//   attention_prefill: {sequences, new tokens per sequence, query heads, kv heads}
+//   collective:        {bytes, ranks}
+// Other classes have no grid (dims 0).
+struct OpShape {
+  std::array<double, 4> v{};
+  int dims = 0;
+};
+// The grid coordinates of a shape: log2 of every count (ranks stay linear). Size dims.
+std::array<double, 4> grid_coordinates(OpClass c, const OpShape& shape);
+// The axis names a class's grids use, e.g. {"log2 m", "log2 n", "log2 k"}.
+std::vector<std::string> grid_axes(OpClass c);
+
 struct OpClassProfile {
   EfficiencyCurve compute;         // size: the operator's FLOPs
   EfficiencyCurve memory;          // size: the operator's bytes
   double launch_overhead_ns = 0;   // per kernel launch, removed by CUDA-graph replay
-  std::string source = "datasheet";  // "measured", "transferred (from <gpu>)", "datasheet"
+  // Shortest time one kernel of the class takes, CUDA graph or not (a kernel's own start, tail
+  // and synchronisation). 0: none beyond the curves' fixed latency.
+  double floor_ns = 0;
+  // Measured corrections to the roofline time by shape, one per variant: the GEMM compute dtype
+  // ("bf16", "fp8_e4m3"), the KV-cache dtype for attention, "bf16" for collectives.
+  std::map<std::string, ShapeGrid, std::less<>> grids;
+  // Held-out validation of this class (the fitter's 70/30 split): p90 of |predicted/measured - 1|.
+  double heldout_p90_rel_error = 0;
+  std::string source = "datasheet";  // "measured", "published (...)", "transferred (from <gpu>)", "datasheet"
   std::string note;                  // where the numbers come from
+};
+
+// How far whole-model answers from this profile have been off in validation against real serving
+// runs (bench/validate_serving): the band every latency answer carries.
+struct ProfileBand {
+  double tpot_p90_rel_error = 0;  // 0: not validated
+  double ttft_p90_rel_error = 0;
+  std::string how;                // e.g. "bench/validate_serving, 412 vLLM/SGLang/TRT-LLM runs on H100"
 };
 
 class PerfProfile {
@@ -86,6 +120,10 @@ class PerfProfile {
   OpClassProfile& at(OpClass c) { return classes_[static_cast<std::size_t>(c)]; }
   const std::string& gpu_id() const { return gpu_id_; }
   void set_gpu_id(std::string id) { gpu_id_ = std::move(id); }
+  const ProfileBand& band() const { return band_; }
+  void set_band(ProfileBand band) { band_ = std::move(band); }
+  // "published", "measured", "transferred", "datasheet", "ideal" or "mixed": the word answers carry.
+  std::string source_kind() const;
 
   // {"gpu": "h100-sxm", "classes": {"gemm": {"compute": {"e_max": .., "half_size": ..},
   //  "memory": {..}, "launch_overhead_ns": .., "source": "..", "note": ".."}, ...}}
@@ -98,6 +136,7 @@ class PerfProfile {
  private:
   std::array<OpClassProfile, kNumOpClasses> classes_;
   std::string gpu_id_;
+  ProfileBand band_;
 };
 
 }  // namespace kvplan

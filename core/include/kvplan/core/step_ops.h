@@ -110,6 +110,8 @@ struct StepOp {
   double bytes = 0;           // weights read + activations read/written + KV read/written
   double critical_bytes = 0;  // decode attention: bytes of the longest sequence's KV
   int critical_ctas = 0;      // CTAs that can share the longest sequence (0: no limit)
+  OpShape shape;              // for the profile's correction grids (perf_profile.h)
+  DType grid_dtype = DType::kBF16;  // grid variant: GEMM compute dtype, attention KV dtype
   int kernels = 1;            // kernel launches per instance
   int layer_type = -1;        // StepOps::types index; -1: once per step
   int group = -1;             // KvLayout group index, for names like attention_decode(mla)
