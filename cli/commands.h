@@ -26,8 +26,11 @@ struct SimRequest {
   bool json = false;
   std::string out_dir;      // simulate: write summary.json, requests.csv, timeseries.csv here
   double tolerance = 0;     // capacity: relative bracket width at which the search stops
+  std::string explain_step; // simulate: "B,C[,P]" explains one step instead of simulating
 };
 int run_simulate(const SimRequest& request);
+// `simulate --explain-step B,C[,P]` (explain_step.cpp).
+int run_explain_step(const SimRequest& request);
 int run_capacity(const SimRequest& request);
 // The default run's simulated answer: concurrent chat users under an SLO.
 int run_default_users();

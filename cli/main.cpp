@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
     cmd->add_option("--scenario", scenario_path, scenario_help);
   }
   simulate->add_option("--out", sim_request.out_dir, "Write summary.json, requests.csv and timeseries.csv here");
+  simulate->add_option("--explain-step", sim_request.explain_step,
+                       "B,C[,P]: explain one step (B decode sequences of C tokens, plus a prefill chunk of P tokens) "
+                       "operator by operator, with each term's source, instead of simulating");
   capacity->add_option("--tolerance", sim_request.tolerance, "Stop when the bracket is this narrow (relative; default 0.02)");
 
   auto* report = app.add_subcommand("report", "Write a report of a scenario: PDF with charts, HTML with SVG charts, CSV, JSON");
@@ -172,6 +175,7 @@ int main(int argc, char** argv) {
       for (const auto& [name, opt] : sim_options) sim_opts[name] = cmd->get_option("--" + name);
       sim_request.memory_flags = with_scenario(scenario.memory_flags, given(sim_memory_values, mem_opts));
       sim_request.sim_flags = with_scenario(scenario.sim_flags, given(sim_values, sim_opts));
+      if (simulate->parsed() && !sim_request.explain_step.empty()) return kvplan::cli::run_explain_step(sim_request);
       return simulate->parsed() ? kvplan::cli::run_simulate(sim_request) : kvplan::cli::run_capacity(sim_request);
     }
     // No subcommand: the default scenario.

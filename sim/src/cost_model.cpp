@@ -196,18 +196,28 @@ struct StepCostModel::Impl {
   }
 
   // Roofline time of one op instance, in ns (double).
-  double op_time_ns(const StepOp& op, bool launch) const {
+  // One op instance's time and what set it.
+  struct OpTimeParts {
+    double compute_ns = 0;   // FLOPs at the dtype's peak x compute efficiency
+    double memory_ns = 0;    // bytes at bandwidth x memory efficiency (incl. the longest sequence)
+    double grid_factor = 1;  // measured correction by shape (1: none)
+    double floor_ns = 0;     // kernels x the class floor
+    double launch_ns = 0;    // kernels x launch overhead (0 inside a CUDA graph)
+    double total_ns = 0;
+  };
+
+  OpTimeParts op_time_parts(const StepOp& op, bool launch) const {
     const OpClassProfile& c = profile.at(op.op_class);
-    double t = 0;
-    if (op.flops > 0) t = op.flops / (gpu.peak_flops(op.dtype) * c.compute.at(op.flops));
+    OpTimeParts p;
+    if (op.flops > 0) p.compute_ns = op.flops / (gpu.peak_flops(op.dtype) * c.compute.at(op.flops)) * 1e9;
     if (op.bytes > 0) {
       const double e_m = c.memory.at(op.bytes);
       const double bw = bandwidth(op.stream);
-      t = std::max(t, op.bytes / (bw * e_m));
+      p.memory_ns = op.bytes / (bw * e_m) * 1e9;
       if (op.critical_ctas > 0 && op.critical_bytes > 0 && gpu.num_sms > 0) {
         // The longest sequence can use at most critical_ctas of the num_sms SMs.
         const double share = std::min(1.0, static_cast<double>(op.critical_ctas) / gpu.num_sms);
-        t = std::max(t, op.critical_bytes / (bw * e_m * share));
+        p.memory_ns = std::max(p.memory_ns, op.critical_bytes / (bw * e_m * share) * 1e9);
       }
     }
     // Measured correction by shape (tile/wave quantisation, occupancy, protocol switches), where
@@ -215,15 +225,17 @@ struct StepCostModel::Impl {
     if (op.shape.dims > 0 && !c.grids.empty()) {
       if (auto it = c.grids.find(dtype_name(op.grid_dtype)); it != c.grids.end()) {
         const std::array<double, 4> x = grid_coordinates(op.op_class, op.shape);
-        t *= it->second.factor(std::span<const double>(x.data(), static_cast<size_t>(op.shape.dims)));
+        p.grid_factor = it->second.factor(std::span<const double>(x.data(), static_cast<size_t>(op.shape.dims)));
       }
     }
-    t *= 1e9;
+    p.floor_ns = op.kernels * c.floor_ns;
+    p.launch_ns = launch ? op.kernels * c.launch_overhead_ns : 0.0;
     // A kernel never takes less than its floor, CUDA graph or not.
-    t = std::max(t, op.kernels * c.floor_ns);
-    if (launch) t += op.kernels * c.launch_overhead_ns;
-    return t;
+    p.total_ns = std::max(std::max(p.compute_ns, p.memory_ns) * p.grid_factor, p.floor_ns) + p.launch_ns;
+    return p;
   }
+
+  double op_time_ns(const StepOp& op, bool launch) const { return op_time_parts(op, launch).total_ns; }
 
   // Launch overhead applies unless the step is decode-only and replayed as a CUDA graph; copies
   // are issued outside the graph and always pay it.
@@ -297,6 +309,7 @@ StepBreakdown StepCostModel::explain(const StepWork& work) const {
       OpCost c;
       c.name = std::move(name);
       c.stream = std::string(stream_name(op.stream));
+      c.op_class = std::string(op_class_name(op.op_class));
       c.source = m.profile.at(op.op_class).source;
       out.ops.push_back(std::move(c));
       ns.push_back(0);
@@ -304,7 +317,13 @@ StepBreakdown StepCostModel::explain(const StepWork& work) const {
     OpCost& c = out.ops[it->second];
     c.flops += op.flops * op.repeat;
     c.bytes += op.bytes * op.repeat;
+    c.instances += op.repeat;
     ns[it->second] += m.op_ns[i] * op.repeat;
+    const Impl::OpTimeParts parts = m.op_time_parts(op, m.launches(s, op));
+    const double roof = std::max(parts.compute_ns, parts.memory_ns) * parts.grid_factor;
+    c.limit = parts.floor_ns >= roof ? "floor" : parts.compute_ns >= parts.memory_ns ? "compute" : "memory";
+    c.grid_factor = parts.grid_factor;
+    c.launch_ns += parts.launch_ns * op.repeat;
   }
   for (std::size_t i = 0; i < out.ops.size(); ++i) out.ops[i].time_ns = static_cast<TimeNs>(std::llround(ns[i]));
   return out;

@@ -361,3 +361,26 @@ TEST(Cli, ExpertAndDataParallelFlags) {
 TEST(CliBadInput, UnreadableLog) { expect_bad_input("memory --from-vllm-log /nonexistent.log", {"cannot be opened"}); }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, ExplainStepNamesEveryTermAndItsSource) {
+  Result r = run("simulate --model llama-3.1-8b --explain-step 8,2048");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* s : {"8 decode sequence(s) of 2,048 tokens", "qkv_proj", "attention_decode(full_attention)",
+                        "lm_head", "step time", "limit", "gemm: datasheet", "attention_decode: datasheet"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+  Result j = kvplan::testing::run_cli("simulate --model llama-3.1-8b --explain-step 1,100,512 --json", false);
+  ASSERT_EQ(j.status, 0) << j.out;
+  nlohmann::json e = nlohmann::json::parse(j.out);
+  EXPECT_EQ(e["step"]["prefill_tokens"], 512);
+  double sum = 0;
+  for (const auto& op : e["ops"]) sum += op["time_ns"].get<double>();
+  EXPECT_GT(e["total_ns"].get<double>(), 0);
+  EXPECT_LE(e["total_ns"].get<double>(), sum + 1);  // the critical path never exceeds the sum of the ops
+  expect_bad_input("simulate --explain-step 8", {"--explain-step=8", "BATCH,CONTEXT"});
+  expect_bad_input("simulate --explain-step 0,10", {"no work"});
+}
+
+}  // namespace

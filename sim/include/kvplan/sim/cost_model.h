@@ -47,10 +47,15 @@ struct CostOptions {
 struct OpCost {
   std::string name;     // e.g. "attention_decode(full_attention)"
   std::string stream;   // "compute", "comm" or "copy"
+  std::string op_class; // profile class, e.g. "gemm"
   double flops = 0;
   double bytes = 0;
-  TimeNs time_ns = 0;
-  std::string source;   // "measured", "transferred" or "datasheet"
+  int64_t instances = 0;   // kernels' layers in the step (e.g. 32 for a per-layer op of an 8B model)
+  TimeNs time_ns = 0;      // summed over the instances, launch overhead included
+  double launch_ns = 0;    // of which launch overhead
+  std::string limit;       // what sets one instance's time: "compute", "memory" or "floor"
+  double grid_factor = 1;  // measured shape correction applied (1: none)
+  std::string source;      // "measured (...)", "published (...)", "transferred (from X)", "datasheet"
 };
 
 struct StepBreakdown {
