@@ -152,6 +152,7 @@ LogScenario scenario_from_vllm_log(const VllmLog& log, const std::string& log_pa
   c.max_num_seqs = log.max_num_seqs.value_or(0);
   c.max_num_batched_tokens = log.max_num_batched_tokens.value_or(0);
   c.enforce_eager = log.enforce_eager.value_or(false);
+  if (log.chunked_prefill) c.chunked_prefill = *log.chunked_prefill ? ChunkedPrefill::kOn : ChunkedPrefill::kOff;
   s.parallel.tensor_parallel = log.tensor_parallel_size.value_or(1);
   s.parallel.pipeline_parallel = log.pipeline_parallel_size.value_or(1);
   DType act = s.model.dtype == DType::kF32 ? DType::kBF16 : s.model.dtype;
