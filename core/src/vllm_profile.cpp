@@ -207,6 +207,14 @@ VllmProfile vllm_profile(const ModelConfig& m, const GpuSpec& gpu, const Paralle
   prof.hidden_copies = prof.v1 ? 4 : (p.tensor_parallel > 1 && !c.rocm ? 4 : 3);
   const int64_t h = m.hidden_size;
   prof.forward_bytes = batched * s * (prof.hidden_copies * h + widest_intermediate_elems(m, p));
+  // V0 0.2.5-0.6.3 read the peak as free memory lost (total - free, then free at init - free), so
+  // what PyTorch's caching allocator reserved counts, not only what was allocated at the peak. A
+  // long pass leaves at least one freed [T, hidden] block the allocator cannot reuse for the wider
+  // intermediates: logs 13 (0.4.2, 65,536 tokens: 1.1 such blocks unexplained without it) and 87
+  // (0.6.3, 131,072 tokens: 1.6) show it, in-sample; 0.6.4+ reads torch.cuda.memory_stats' allocated
+  // peak (logs 01/02 fit without it), <= 0.2.4 max_memory_allocated().
+  prof.reserved_slack = !prof.v1 && v.at_least(0, 2, 5) && !v.at_least(0, 6, 4);
+  if (prof.reserved_slack) prof.forward_bytes += batched * s * h;
   if (samples) {
     const int64_t vocab = (m.vocab_size + 63) / 64 * 64;
     const int64_t logits = static_cast<int64_t>(max_seqs) * vocab;
@@ -217,9 +225,11 @@ VllmProfile vllm_profile(const ModelConfig& m, const GpuSpec& gpu, const Paralle
   }
   prof.activation_bytes = std::max(prof.forward_bytes, prof.sampler_bytes);
   prof.activation_how = fmt::format(
-      "estimate: the larger of the forward pass over {} tokens ({}: {} x hidden + widest intermediate, {:.2f} "
+      "estimate: the larger of the forward pass over {} tokens ({}: {} x hidden + widest intermediate{}, {:.2f} "
       "GiB) and the sampler over {} sequences ({}, {:.2f} GiB); they run one after the other",
-      batched, prof.v1 ? "V1" : "V0 eager", prof.hidden_copies, static_cast<double>(prof.forward_bytes) / (1 << 30),
+      batched, prof.v1 ? "V1" : "V0 eager", prof.hidden_copies,
+      prof.reserved_slack ? " + one [T, hidden] block the allocator holds (free-memory profiler)" : "",
+      static_cast<double>(prof.forward_bytes) / (1 << 30),
       samples ? max_seqs : 0,
       !samples ? "this rank does not sample" : prof.v1 ? "~14.7 B per logit, logs 22-24" : "32 B per logit, sort-based top-k/top-p",
       static_cast<double>(prof.sampler_bytes) / (1 << 30));

@@ -51,6 +51,7 @@ struct VllmProfile {
   int max_num_seqs = 0;             // sequences it samples
   bool samples = false;             // this rank runs the sampler
   int hidden_copies = 0;            // [tokens, hidden] tensors live beside the widest intermediate
+  bool reserved_slack = false;      // V0 0.2.5-0.6.3: one more [tokens, hidden] block reserved, not allocated
   int64_t forward_bytes = 0;        // forward pass live set at its widest
   int64_t sampler_bytes = 0;        // sampler peak (0 on ranks that do not sample)
   int64_t activation_bytes = 0;     // max(forward, sampler): they run one after the other
