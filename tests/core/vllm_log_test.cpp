@@ -1,6 +1,9 @@
 // Reading vLLM start-up logs (vllm_log.h) and naming the GPU (vllm_log_scenario.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -185,6 +188,40 @@ TEST(VllmLog, TracebackLinesSetNoSettings) {
       "tb");
   ASSERT_TRUE(log.dtype.has_value());
   EXPECT_EQ(*log.dtype, "bfloat16");
+}
+
+// The validation in docs/benchmarks-engine-logs.md, pinned: the median |error| of the KV capacity in
+// tokens over the shipped logs stays <= 2%, and the logs above 10% are exactly the six explained
+// there (any change to the set must update the document).
+TEST(VllmLog, ShippedLogsValidation) {
+  std::filesystem::path dir = std::filesystem::path(KVPLAN_SOURCE_DIR) / "data" / "vllm_logs";
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".log") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<double> errors;
+  std::vector<std::string> above10;
+  for (const auto& path : files) {
+    VllmLog log = load_vllm_log(path.string());
+    if (log.kvplan_model.empty() || !log.kv_cache_tokens) continue;
+    LogScenario s;
+    try {
+      s = scenario_from_vllm_log(log, path.string(), {});
+    } catch (const ConfigError&) {
+      continue;  // refused architectures (phi, llava_next, kimi_vl)
+    }
+    MemoryPlan plan = plan_memory(s.model, s.gpu, s.scheme, s.parallel, s.serving);
+    const double printed = static_cast<double>(*log.kv_cache_tokens);
+    const double err = std::fabs((static_cast<double>(plan.kv_cache_tokens) - printed) / printed);
+    errors.push_back(err);
+    if (err > 0.10) above10.push_back(path.filename().string().substr(0, 2));
+  }
+  EXPECT_EQ(errors.size(), 89u);
+  std::sort(errors.begin(), errors.end());
+  const double median = (errors[errors.size() / 2] + errors[(errors.size() - 1) / 2]) / 2;
+  EXPECT_LE(median, 0.02);
+  EXPECT_EQ(above10, (std::vector<std::string>{"07", "15", "83", "84", "88", "93"}));
 }
 
 TEST(VllmLog, UnreadableFileThrows) {
