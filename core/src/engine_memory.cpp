@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/vllm_profile.h"
 
 namespace kvplan {
 
@@ -15,17 +16,6 @@ namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 constexpr int64_t kMiB = int64_t{1} << 20;
-
-// Non-torch memory vLLM's profiler attributes to the run (cuBLAS/cuDNN workspaces, NCCL buffers,
-// allocator slack). Read off public start-up logs (data/vllm_logs): ~0.29–0.35 GiB in V0 and
-// V1 < 0.9, which count it from an earlier baseline; ~0.09 GiB in V1 >= 0.9, whose baseline is
-// taken after the CUDA context exists.
-int64_t vllm_non_torch_bytes(const EngineVersion& v, int tp) {
-  // v0.19 logs show 0.25 GiB at TP=1 and 2.1 GiB at TP=2 (NCCL symmetric memory and the
-  // all-reduce fusion workspace); 0.11 shows 0.09 GiB at TP=4.
-  if (v.at_least(0, 19)) return tp > 1 ? 2150 * kMiB : 256 * kMiB;
-  return v.at_least(0, 9) ? 96 * kMiB : 320 * kMiB;
-}
 
 // CUDA context plus library handles that exist before an engine measures free memory.
 constexpr int64_t kCudaContextBytes = 512 * kMiB;
@@ -73,6 +63,22 @@ Engine parse_engine(std::string_view text) {
 
 std::string EngineVersion::text() const {
   return patch > 0 ? fmt::format("{}.{}.{}", major, minor, patch) : fmt::format("{}.{}", major, minor);
+}
+
+ChunkedPrefill parse_chunked_prefill(std::string_view text) {
+  if (text == "auto") return ChunkedPrefill::kAuto;
+  if (text == "on" || text == "true") return ChunkedPrefill::kOn;
+  if (text == "off" || text == "false") return ChunkedPrefill::kOff;
+  throw ConfigError(fmt::format("chunked-prefill={} must be auto, on or off", text));
+}
+
+std::string_view chunked_prefill_name(ChunkedPrefill c) {
+  switch (c) {
+    case ChunkedPrefill::kAuto: return "auto";
+    case ChunkedPrefill::kOn: return "on";
+    case ChunkedPrefill::kOff: return "off";
+  }
+  return "?";
 }
 
 VllmEngine parse_vllm_engine(std::string_view text) {
@@ -165,7 +171,9 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   plan.engine = c.engine;
   plan.pipeline_stage = stage;
   plan.gpu_total_bytes = gpu.usable_memory_bytes;
-  plan.max_model_len = c.max_model_len > 0 ? c.max_model_len : default_max_model_len(m);
+  plan.max_model_len = c.max_model_len > 0                ? c.max_model_len
+                       : c.engine == Engine::kVllm ? vllm_default_max_model_len(m)
+                                                    : default_max_model_len(m);
   KvScheme s = scheme;
   if (c.engine == Engine::kSglang && !scheme.paged) s.paged = true;
   const EngineVersion& v = c.version;
@@ -200,23 +208,14 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   weights_how += fmt::format("; vocabulary padded to 64; RoPE cos/sin cache {}; exact", gib(rope));
   MemoryTerm w{"weights", "model weights", weights + rope, true, weights_how};
 
-  const bool big_gpu = gpu.usable_memory_bytes >= 70 * kGiB;
-
-  // Defaults for the batch limits, which set the size of the profiling pass.
+  // Batch limits, which set the size of the profiling pass (vLLM: vllm_profile.h).
+  VllmProfile prof;
   int max_seqs = c.max_num_seqs;
   int64_t batched = c.max_num_batched_tokens;
   if (c.engine == Engine::kVllm) {
-    if (max_seqs == 0) max_seqs = v.at_least(0, 9) && big_gpu ? 1024 : 256;
-    if (batched == 0) {
-      if (v1) {
-        batched = v.at_least(0, 9) ? (big_gpu ? 8192 : 2048) : 8192;
-      } else {
-        // V0: one prompt of max_model_len must fit in one step. From 0.5 on, chunked prefill
-        // (2048-token chunks) is switched on by default for contexts above 32K.
-        bool chunked = v.at_least(0, 5) && plan.max_model_len > 32768;
-        batched = chunked ? 2048 : std::max<int64_t>(plan.max_model_len, 2048);
-      }
-    }
+    prof = vllm_profile(m, gpu, p, c, plan.max_model_len, last_stage);
+    max_seqs = prof.max_num_seqs;
+    batched = prof.batched_tokens;
   } else {
     if (max_seqs == 0) max_seqs = 256;
     if (batched == 0) batched = 8192;
@@ -225,13 +224,17 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   plan.max_num_batched_tokens = batched;
 
   const int64_t activation =
-      last_stage ? vllm_activation_peak_bytes(m, p, batched, max_seqs)
-                 : vllm_activation_peak_bytes(m, p, batched, 0);
+      c.engine == Engine::kVllm ? prof.activation_bytes
+      : last_stage              ? vllm_activation_peak_bytes(m, p, batched, max_seqs)
+                                : vllm_activation_peak_bytes(m, p, batched, 0);
   MemoryTerm act{"activation_peak", "activation peak (profiling pass)", activation, true,
-                 fmt::format("estimate: forward pass of {} tokens (residual, layer input and the "
-                             "widest intermediate) plus sampling of {} sequences (fp32 logits and "
-                             "probabilities)",
-                             batched, last_stage ? max_seqs : 0)};
+                 c.engine == Engine::kVllm
+                     ? fmt::format("{}; chunked prefill {} ({})", prof.activation_how,
+                                   prof.chunked_prefill ? "on" : "off", prof.chunked_prefill_why)
+                     : fmt::format("estimate: forward pass of {} tokens (residual, layer input and the "
+                                   "widest intermediate) plus sampling of {} sequences (fp32 logits and "
+                                   "probabilities)",
+                                   batched, last_stage ? max_seqs : 0)};
 
   // CUDA graphs: vLLM captures batch sizes 1, 2, 4, 8..248 step 8, 256..max step 16 (max =
   // min(max_num_seqs, 512)); each graph keeps a private pool (~12 MiB, two capture modes in
@@ -256,10 +259,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     case Engine::kVllm: {
       plan.engine_label = fmt::format("vLLM {} ({} engine)", v.text(), v1 ? "V1" : "V0");
       plan.engine_budget_bytes = static_cast<int64_t>(static_cast<double>(total) * c.gpu_memory_utilization);
-      int64_t non_torch = vllm_non_torch_bytes(v, p.tensor_parallel);
-      plan.terms = {w, act,
-                    {"non_torch", "non-torch memory", non_torch, true,
-                     "estimate from public vLLM start-up logs: cuBLAS workspaces, NCCL, allocator slack"}};
+      plan.terms = {w, act, {"non_torch", "non-torch memory", prof.non_torch_bytes, true, prof.non_torch_how}};
       if (in_use > 0 && v1) {
         // V1 requests total · utilization up front and measures its own usage from a baseline
         // taken at start, so other processes do not shrink the budget, but they can stop it.
@@ -361,6 +361,18 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
 
   plan.tokens_per_block = s.tokens_per_block;
   plan.block_bytes = layout.engine_block_bytes();
+  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10)) {
+    // Hybrid allocator: layer groups padded to a common size (vllm_profile.h).
+    const int padded = vllm_v1_padded_kv_layers(layout);
+    const int layers = layout.num_kv_layers();
+    if (padded > layers && layers > 0) {
+      plan.block_bytes = plan.block_bytes / layers * padded;
+      plan.notes.push_back(fmt::format(
+          "vLLM's hybrid KV allocator pads the attention layer groups to a common size: {} layers are paged as {} "
+          "(\"Add {} padding layers\"), so each block costs {} layer pages",
+          layers, padded, padded - layers, padded));
+    }
+  }
   plan.request_bytes_at_max_len = layout.request_allocated_bytes(plan.max_model_len);
   const int64_t state = layout.state_bytes_per_request();
   if (plan.kv_budget_bytes <= 0) {

@@ -73,6 +73,7 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"deepseek_v2", internal::parse_deepseek},
       {"deepseek_v3", internal::parse_deepseek},
       {"falcon", internal::parse_falcon},
+      {"gemma", internal::parse_gemma},
       {"gemma2", internal::parse_gemma2},
       {"gemma3", internal::parse_gemma3},
       {"gemma3_text", internal::parse_gemma3_text},

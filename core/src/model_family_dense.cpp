@@ -1,5 +1,5 @@
-// Dense decoder families: Llama, Mistral, Qwen2/Qwen3, Granite, Phi-3/Phi-4, Gemma-2/Gemma-3 text,
-// Falcon.
+// Dense decoder families: Llama, Mistral, Qwen2/Qwen3, Granite, Phi-3/Phi-4, Gemma (v1),
+// Gemma-2/Gemma-3 text, Falcon.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -42,6 +42,17 @@ ModelConfig parse_granite(const JsonFields& f, ModelConfig m) { return parse_lla
 
 // Phi-3 / Phi-4: fused qkv_proj and gate_up_proj with Llama's parameter shapes, no biases.
 ModelConfig parse_phi3(const JsonFields& f, ModelConfig m) { return parse_llama_like(f, std::move(m), false); }
+
+// Gemma (v1, model_type "gemma"): Llama's parameter layout — q/k/v/o without biases, a gated MLP
+// (GeGLU: gate_proj, up_proj, down_proj; the activation holds no parameters), two RMSNorms per
+// layer and a final norm — with head_dim read from the config (256 for gemma-7b, which is not
+// hidden/heads) and tied embeddings by default (Hugging Face GemmaConfig tie_word_embeddings=True).
+// The embedding scale by sqrt(hidden) holds no parameter.
+ModelConfig parse_gemma(const JsonFields& f, ModelConfig m) {
+  m = parse_llama_like(f, std::move(m), false);
+  m.tie_word_embeddings = f.bool_or("tie_word_embeddings", true);
+  return m;
+}
 
 ModelConfig parse_gemma2(const JsonFields& f, ModelConfig m) {
   read_common(f, m);

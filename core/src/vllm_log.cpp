@@ -57,6 +57,8 @@ void read_settings(const std::string& line, VllmLog& log) {
   static const std::regex batched(R"((?:max_num_batched_tokens|max-num-batched-tokens)['"]?\s*(?:[=:\s]|to)\s*([0-9,]+))");
   static const std::regex eager(R"(enforce_eager['"]?\s*[=:\s]\s*(True|False|true|false))");
   static const std::regex eager_flag(R"(--enforce-eager\b)");
+  static const std::regex chunked(R"((?:enable_chunked_prefill|chunked_prefill_enabled)['"]?\s*[=:]\s*(True|False|true|false))");
+  static const std::regex chunked_flag(R"(--enable-chunked-prefill(?:[= ](True|False|true|false))?)");
   static const std::regex sg_tp(R"((?:tp_size|--tp-size|--tp)['"]?\s*[=\s]\s*([0-9]+))");
   static const std::regex sg_frac(R"((?:mem_fraction_static|mem-fraction-static)['"]?\s*[=:\s]\s*([0-9.]+))");
   static const std::regex sg_ctx(R"((?:context_len|context-length|context_length)['"]?\s*[=:\s]\s*([0-9,]+))");
@@ -74,6 +76,16 @@ void read_settings(const std::string& line, VllmLog& log) {
   set_if(log.max_num_batched_tokens, find(line, batched));
   set_if(log.enforce_eager, find(line, eager));
   if (std::regex_search(line, eager_flag)) log.enforce_eager = true;
+  set_if(log.chunked_prefill, find(line, chunked));
+  std::smatch flag;
+  if (std::regex_search(line, flag, chunked_flag)) {
+    log.chunked_prefill = !flag[1].matched || flag[1].str() == "True" || flag[1].str() == "true";
+  }
+  if (line.find("Chunked prefill is enabled") != std::string::npos) log.chunked_prefill = true;
+  if (line.find("has a long context length") != std::string::npos &&
+      line.find("initial memory profiling") != std::string::npos) {
+    log.chunked_prefill = false;
+  }
   set_if(log.tensor_parallel_size, find(line, sg_tp));
   set_if(log.mem_fraction_static, find(line, sg_frac));
   if (!log.max_model_len) set_if(log.max_model_len, find(line, sg_ctx));
@@ -153,7 +165,10 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
     header = false;
     if (auto v = find(line, version)) log.version = *v;
     if (auto v = find(line, model)) log.model = *v;
-    read_settings(line, log);
+    // Tracebacks quote engine source ("logits.softmax(dim=-1, dtype=torch.float32)"), not settings.
+    const bool traceback = line.find(" ERROR ") != std::string::npos || line.find("Traceback") != std::string::npos ||
+                           line.find("File \"") != std::string::npos;
+    if (!traceback) read_settings(line, log);
     set_if(log.weights_gib, find(line, weights));
     set_if(log.total_gpu_memory_gib, find(line, total));
     set_if(log.total_gpu_memory_gib, find(line, total_free));

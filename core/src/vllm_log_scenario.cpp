@@ -152,6 +152,7 @@ LogScenario scenario_from_vllm_log(const VllmLog& log, const std::string& log_pa
   c.max_num_seqs = log.max_num_seqs.value_or(0);
   c.max_num_batched_tokens = log.max_num_batched_tokens.value_or(0);
   c.enforce_eager = log.enforce_eager.value_or(false);
+  if (log.chunked_prefill) c.chunked_prefill = *log.chunked_prefill ? ChunkedPrefill::kOn : ChunkedPrefill::kOff;
   s.parallel.tensor_parallel = log.tensor_parallel_size.value_or(1);
   s.parallel.pipeline_parallel = log.pipeline_parallel_size.value_or(1);
   DType act = s.model.dtype == DType::kF32 ? DType::kBF16 : s.model.dtype;
@@ -203,6 +204,16 @@ std::vector<LogComparisonRow> compare_to_log(const VllmLog& log, const MemoryPla
   rows.push_back({"GPU KV cache size", tokens, static_cast<double>(plan.kv_cache_tokens), "tokens"});
   rows.push_back({"maximum concurrency", log.max_concurrency, plan.max_concurrency, "x"});
   if (log.cuda_graph_gib) rows.push_back({"CUDA graphs", log.cuda_graph_gib, g(plan.term("cuda_graphs")), "GiB"});
+  if (plan.engine == Engine::kSglang && (log.free_at_start_gib || log.free_after_weights_gib)) {
+    // SGLang's "avail mem" before and after loading: total - context - in use, then minus weights.
+    const int64_t at_start = plan.gpu_total_bytes - plan.term("cuda_context") - plan.term("memory_in_use");
+    rows.push_back({"free at start", log.free_at_start_gib, g(at_start), "GiB"});
+    rows.push_back({"free after weights", log.free_after_weights_gib, g(at_start - plan.term("weights")), "GiB"});
+  }
+  if (plan.engine == Engine::kTrtllm && log.free_after_load_gib) {
+    // TensorRT-LLM's "available" memory, of which it takes free_gpu_memory_fraction: pool + reserve.
+    rows.push_back({"free after loading", log.free_after_load_gib, g(plan.kv_budget_bytes + plan.term("reserve")), "GiB"});
+  }
   return rows;
 }
 

@@ -74,14 +74,18 @@ TEST_F(Llama8bOnH100, VllmDefaultAbsoluteFigures) {
   EXPECT_EQ(plan.engine_budget_bytes, 76526653537);
   // non-torch estimate for vLLM >= 0.9 at tp=1: 96 MiB
   EXPECT_EQ(plan.term("non_torch"), 96 * kMiB);
-  // activation peak: 8,192 tokens * 2 B * (2*4096 + widest 3*14336) + 1,024 seqs * 128,256 * 8 B
-  //   = 838,860,800 + 1,050,673,152 = 1,889,533,952
-  EXPECT_EQ(plan.term("activation_peak"), 1889533952);
-  // 76,526,653,537 - 16,094,076,928 - 1,889,533,952 - 100,663,296 = 58,442,379,361
-  EXPECT_EQ(plan.kv_budget_bytes, 58442379361);
-  // floor(58,442,379,361 / 2,097,152) = 27,867 blocks = 445,872 tokens
-  EXPECT_EQ(plan.num_blocks, 27867);
-  EXPECT_EQ(plan.kv_cache_tokens, 445872);
+  // activation peak (vllm_profile.h, V1): the larger of
+  //   forward 8,192 tokens * 2 B * (4*4096 + widest 3*14336) = 8,192 * 2 * 59,392 = 973,078,528 and
+  //   sampler 1,024 seqs * 128,256 * 14.7 B = 1,930,611,916 (integer division of x147/10) plus the
+  //   model output 8,192 * 2 * 4,096 = 67,108,864 -> 1,997,720,780
+  // (rule changed: forward and sampler run one after the other, so the peak is the larger; V1's
+  // sampler bytes per logit read off logs 22-24)
+  EXPECT_EQ(plan.term("activation_peak"), 1997720780);
+  // 76,526,653,537 - 16,094,076,928 - 1,997,720,780 - 100,663,296 = 58,334,192,533
+  EXPECT_EQ(plan.kv_budget_bytes, 58334192533);
+  // floor(58,334,192,533 / 2,097,152) = 27,815 blocks = 445,040 tokens
+  EXPECT_EQ(plan.num_blocks, 27815);
+  EXPECT_EQ(plan.kv_cache_tokens, 445040);
 }
 
 TEST(ActivationPeak, HandComputedForLlama8b) {
@@ -162,8 +166,8 @@ TEST_F(Llama8bOnH100, VllmV1MemoryInUseLeavesTheBudgetWhenEnoughIsFree) {
   // free at start 85,029,615,042 - 4,294,967,296 = 80,734,647,746 >= 76,526,653,537.8: starts,
   // and the budget is the one without other processes (VllmDefaultAbsoluteFigures)
   EXPECT_TRUE(plan.fits);
-  EXPECT_EQ(plan.kv_budget_bytes, 58442379361);
-  EXPECT_EQ(plan.num_blocks, 27867);
+  EXPECT_EQ(plan.kv_budget_bytes, 58334192533);
+  EXPECT_EQ(plan.num_blocks, 27815);
   const MemoryTerm* t = find_term(plan, "memory_in_use");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->bytes, 4 * kGiB);
@@ -195,10 +199,13 @@ TEST_F(Llama8bOnH100, VllmV0SubtractsMemoryInUse) {
   cfg.memory_in_use_bytes = 4 * kGiB;
   MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
   // V0 0.7 defaults: 256 seqs, chunked prefill of 2,048 tokens (max_model_len 131,072 > 32K)
-  // activation 2,048 * 2 * (8,192 + 43,008) + 256 * 128,256 * 8 = 472,383,488; non-torch 320 MiB
-  // 76,526,653,537 - 16,094,076,928 - 472,383,488 - 335,544,320 - 4,294,967,296 = 55,329,681,505
-  EXPECT_EQ(plan.kv_budget_bytes, 55329681505);
-  EXPECT_EQ(plan.num_blocks, 26383);  // floor(55,329,681,505 / 2,097,152)
+  // activation = max(forward 2,048 * 2 * (3*4,096 + 43,008) = 226,492,416,
+  //   sampler on the driver 256 * 128,256 * 32 B = 1,050,673,152 + output 2,048 * 2 * 4,096 = 16,777,216)
+  //   = 1,067,450,368 (rule changed: V0's sort-based top-k/top-p sampler, not 8 B per logit; the
+  //   larger of forward and sampler, not their sum); non-torch 320 MiB
+  // 76,526,653,537 - 16,094,076,928 - 1,067,450,368 - 335,544,320 - 4,294,967,296 = 54,734,614,625
+  EXPECT_EQ(plan.kv_budget_bytes, 54734614625);
+  EXPECT_EQ(plan.num_blocks, 26099);  // floor(54,734,614,625 / 2,097,152)
   EXPECT_TRUE(find_term(plan, "memory_in_use")->subtracted);
   EXPECT_NE(find_term(plan, "memory_in_use")->how.find("vLLM V0 rule"), std::string::npos);
 }

@@ -10,6 +10,7 @@
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/model_config.h"
+#include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
 #include "kvplan/core/weight_quant.h"
 
@@ -270,6 +271,43 @@ TEST(ModelConfig, SupportedTypesIncludeTodaysArchitectures) {
     EXPECT_NE(std::find(types.begin(), types.end(), t), types.end()) << t;
   }
   EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
+}
+
+// Gemma v1 (gemma-7b): Llama layout with head_dim 256 from the config (hidden/heads would be 192)
+// and tied embeddings. Published count 8,537,680,896 (Hugging Face model card): embeddings
+// 256,000 x 3,072 = 786,432,000; per layer q/k/v/o 4 x 3,072 x 4,096 = 50,331,648, GeGLU MLP
+// 3 x 3,072 x 24,576 = 226,492,416, two norms 6,144 -> 276,830,208 x 28 = 7,751,245,824; final norm
+// 3,072; 786,432,000 + 7,751,245,824 + 3,072 = 8,537,680,896.
+TEST(ModelConfig, GemmaV1IsLlamaLikeWithTiedEmbeddingsAndConfigHeadDim) {
+  json c{{"model_type", "gemma"},      {"hidden_size", 3072},      {"intermediate_size", 24576},
+         {"num_attention_heads", 16},  {"num_key_value_heads", 16}, {"head_dim", 256},
+         {"num_hidden_layers", 28},    {"vocab_size", 256000},     {"max_position_embeddings", 8192},
+         {"torch_dtype", "bfloat16"}};
+  ModelConfig m = parse_model_config(c, "gemma-7b");
+  EXPECT_EQ(m.attention.head_dim, 256);
+  EXPECT_TRUE(m.tie_word_embeddings);  // GemmaConfig default when the key is absent
+  EXPECT_EQ(m.layers[0].mlp.kind, MlpKind::kGated);
+  EXPECT_EQ(m.count_layers(LayerKind::kFullAttention), 28);
+  EXPECT_EQ(count_parameters(m).total(), 8537680896);
+  const std::vector<std::string>& types = supported_model_types();
+  EXPECT_NE(std::find(types.begin(), types.end(), "gemma"), types.end());
+}
+
+// rope_scaling is read as written: vLLM derives its default context length from it.
+TEST(ModelConfig, ReadsRopeScaling) {
+  json c = llama_json();
+  c["rope_scaling"] = json{{"type", "linear"}, {"factor", 4.0}};
+  ModelConfig m = parse_model_config(c, "linear");
+  EXPECT_EQ(m.rope_scaling.type, "linear");
+  EXPECT_DOUBLE_EQ(m.rope_scaling.factor, 4.0);
+  c["rope_scaling"] = json{{"rope_type", "yarn"}, {"factor", 40}, {"original_max_position_embeddings", 4096}};
+  m = parse_model_config(c, "yarn");
+  EXPECT_EQ(m.rope_scaling.type, "yarn");
+  EXPECT_EQ(m.rope_scaling.original_max_position_embeddings, 4096);
+  c["rope_scaling"] = nullptr;
+  EXPECT_EQ(parse_model_config(c, "none").rope_scaling.type, "");
+  c["rope_scaling"] = "linear";
+  expect_config_error(c, {"rope_scaling", "object"});
 }
 
 TEST(ModelConfig, GptOssSlidingWindowOnlyOnSlidingLayers) {

@@ -26,6 +26,16 @@ void read_common(const JsonFields& f, ModelConfig& m, std::string_view layers_ke
   m.max_position_embeddings = f.has("max_position_embeddings") ? f.positive_int64("max_position_embeddings") : 0;
   if (f.has("torch_dtype")) m.dtype = parse_dtype(f.string("torch_dtype"), f.what() + ": torch_dtype");
   else if (f.has("dtype")) m.dtype = parse_dtype(f.string("dtype"), f.what() + ": dtype");
+  if (f.has("rope_scaling")) {
+    const json& r = f.raw("rope_scaling");
+    if (!r.is_object()) f.fail("rope_scaling", json_value_text(r), "must be an object or null");
+    JsonFields rf(r, f.what() + ": rope_scaling");
+    m.rope_scaling.type = rf.has("rope_type") ? rf.string("rope_type") : rf.string_or("type", "");
+    m.rope_scaling.factor = rf.positive_number_or("factor", 1.0);
+    if (rf.has("original_max_position_embeddings")) {
+      m.rope_scaling.original_max_position_embeddings = rf.positive_int64("original_max_position_embeddings");
+    }
+  }
 }
 
 void read_attention(const JsonFields& f, ModelConfig& m, bool default_qkv_bias, bool o_bias_follows) {

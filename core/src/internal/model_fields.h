@@ -46,6 +46,7 @@ ModelConfig parse_llama_like(const JsonFields& f, ModelConfig m, bool qkv_bias);
 ModelConfig parse_qwen3(const JsonFields& f, ModelConfig m);
 ModelConfig parse_granite(const JsonFields& f, ModelConfig m);
 ModelConfig parse_phi3(const JsonFields& f, ModelConfig m);
+ModelConfig parse_gemma(const JsonFields& f, ModelConfig m);
 ModelConfig parse_gemma2(const JsonFields& f, ModelConfig m);
 ModelConfig parse_gemma3_text(const JsonFields& f, ModelConfig m);
 ModelConfig parse_falcon(const JsonFields& f, ModelConfig m);

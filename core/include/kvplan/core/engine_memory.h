@@ -59,6 +59,13 @@ enum class VllmEngine { kAuto, kV0, kV1 };
 VllmEngine parse_vllm_engine(std::string_view text);  // auto | v0 | v1
 bool vllm_uses_v1(const EngineVersion& version, VllmEngine engine);
 
+// Chunked prefill (vLLM). kAuto follows the engine: always on in V1; in V0 (0.5+) on by default only
+// when max_model_len exceeds 32K and the model has no sliding window and no vision encoder. Off
+// means the profiling pass runs one prompt of max_model_len tokens.
+enum class ChunkedPrefill { kAuto, kOn, kOff };
+ChunkedPrefill parse_chunked_prefill(std::string_view text);  // auto | on | off
+std::string_view chunked_prefill_name(ChunkedPrefill c);
+
 // Memory in use on an idle GPU before SGLang measures what is free (CUDA context, torch): 0.38 GiB
 // on an H100 (79.19 GiB total, "Load weight begin. avail mem=78.81 GB", data/vllm_logs/90).
 inline constexpr int64_t kSglangStartContextBytes = 408021893;  // 0.38 GiB
@@ -73,6 +80,7 @@ struct ServingConfig {
   int64_t max_num_batched_tokens = 0;  // 0: engine default
   bool enforce_eager = false;          // vLLM: no CUDA graphs
   VllmEngine vllm_engine = VllmEngine::kAuto;
+  ChunkedPrefill chunked_prefill = ChunkedPrefill::kAuto;  // vLLM: sets the profiling pass size
   // Device platform of the GPU: ROCm builds of vLLM hold more memory outside torch's allocator.
   bool rocm = false;
   int64_t trtllm_max_tokens = 0;       // TensorRT-LLM kv_cache_config.max_tokens cap (0: none)
@@ -137,7 +145,9 @@ struct DistributionFit {
 DistributionFit fit_distribution(const MemoryPlan& plan, const KvLayout& layout,
                                  const LengthDistribution& lengths);
 
-// The activation peak vLLM measures during its profiling forward pass (estimate from shapes).
+// A generic activation estimate from shapes: the forward pass over `num_tokens` (residual, layer
+// input and the widest intermediate) plus fp32 logits and probabilities of `num_seqs` rows. Used for
+// TensorRT-LLM, static batching and CUDA graphs; vLLM's own profiling rules are in vllm_profile.h.
 int64_t vllm_activation_peak_bytes(const ModelConfig& model, const Parallelism& parallel,
                                    int64_t num_tokens, int num_seqs);
 

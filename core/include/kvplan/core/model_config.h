@@ -145,6 +145,14 @@ struct VisionShape {
 
 enum class NormKind { kRmsNorm, kLayerNorm };
 
+// config.json `rope_scaling` as written: engines derive their default context length from it
+// (vLLM multiplies max_position_embeddings by `factor` for most types).
+struct RopeScaling {
+  std::string type;  // "rope_type" (or legacy "type"): linear, dynamic, yarn, llama3, longrope, mrope...; "" if absent
+  double factor = 1.0;
+  int64_t original_max_position_embeddings = 0;  // yarn / llama3 / longrope; 0 if absent
+};
+
 struct ModelConfig {
   std::string id;          // preset id or file stem
   std::string name;        // display name
@@ -159,6 +167,7 @@ struct ModelConfig {
   int norms_per_layer = 2;     // pre-attention + pre-MLP (Gemma-2 has 4)
   bool parallel_block = false; // Falcon: attention and MLP read the same input
   int rotary_dim = 0;          // width of the RoPE cos/sin cache rows (0: no RoPE)
+  RopeScaling rope_scaling;
   DType dtype = DType::kBF16;  // torch_dtype of the checkpoint
   AttentionShape attention;
   MlaShape mla;

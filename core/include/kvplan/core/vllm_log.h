@@ -44,6 +44,10 @@ struct VllmLog {
   std::optional<int> max_num_seqs;
   std::optional<int64_t> max_num_batched_tokens;
   std::optional<bool> enforce_eager;
+  // vLLM chunked prefill: enable_chunked_prefill / chunked_prefill_enabled, "Chunked prefill is
+  // enabled", or V0's "The model has a long context length ... during the initial memory profiling
+  // phase" warning, which vLLM prints only when chunked prefill stays off above 32K.
+  std::optional<bool> chunked_prefill;
   // Printed figures (GiB as printed; vLLM's "GB" in old versions is GiB).
   std::optional<double> total_gpu_memory_gib;
   std::optional<double> weights_gib;

@@ -1,0 +1,68 @@
+// kvplan/core/vllm_profile.h — the rules vLLM follows, release by release, when it measures what
+// is not KV cache before sizing the cache: the length it derives, the batch of its profiling pass,
+// whether chunked prefill is on, the activation peak of that pass and the memory outside PyTorch.
+//
+//   VllmProfile prof = vllm_profile(model, gpu, parallel, serving, /*samples=*/true);
+//   prof.batched_tokens;    // tokens of the profiling forward pass
+//   prof.activation_bytes;  // the "PyTorch activation peak memory" vLLM subtracts
+//
+// Each rule names the vLLM source it comes from, or the public start-up logs (data/vllm_logs) it
+// was read off; the latter are partly in-sample for the validation bench.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kvplan/core/engine_memory.h"
+#include "kvplan/core/gpu_spec.h"
+#include "kvplan/core/kv_layout.h"
+#include "kvplan/core/model_config.h"
+#include "kvplan/core/parallelism.h"
+
+namespace kvplan {
+
+// vLLM's default max_model_len when none is given (config.py _get_and_verify_max_len):
+// max_position_embeddings times rope_scaling.factor, except for rope types su/longrope/llama3 and
+// Gemma-3 (whose length is already scaled); yarn starts from original_max_position_embeddings.
+// E.g. deepseek-coder-6.7b: 16,384 x linear factor 4 = 65,536.
+int64_t vllm_default_max_model_len(const ModelConfig& model);
+
+// Per-token width (elements) of the widest intermediate of any layer on one tensor-parallel rank:
+// gate_up plus its activation (3 I / tp), qkv plus the attention output, the fused-MoE caches
+// (top_k x 3 I / tp plus the shared expert), or a recurrent mixer's projections.
+int64_t widest_intermediate_elems(const ModelConfig& model, const Parallelism& parallel);
+
+// vLLM V1's hybrid KV-cache allocator (>= 0.10, kv_cache_utils.py
+// _get_kv_cache_groups_uniform_page_size): when layers of several attention types share one page
+// size (full + sliding window, full + chunked local), each type's layers are cut into groups of
+// `group_size` layers, the smallest type's count (the largest's when that is under 1.5 x the
+// smallest), the last group of a type padded with empty layers ("Add N padding layers, may waste
+// at most X% KV cache memory"). Every group takes a page per block, so one block costs
+// page x (groups x group_size). Returns that padded layer count, or 0 when the rule does not apply
+// (a single attention type, or page sizes that differ).
+int vllm_v1_padded_kv_layers(const KvLayout& layout);
+
+// The profiling pass and the terms vLLM subtracts before the KV cache, for one GPU.
+struct VllmProfile {
+  bool v1 = true;
+  bool chunked_prefill = false;
+  std::string chunked_prefill_why;  // how the setting was decided
+  int64_t batched_tokens = 0;       // tokens in the profiling forward pass
+  int max_num_seqs = 0;             // sequences it samples
+  bool samples = false;             // this rank runs the sampler
+  int hidden_copies = 0;            // [tokens, hidden] tensors live beside the widest intermediate
+  bool reserved_slack = false;      // V0 0.2.5-0.6.3: one more [tokens, hidden] block reserved, not allocated
+  int64_t forward_bytes = 0;        // forward pass live set at its widest
+  int64_t sampler_bytes = 0;        // sampler peak (0 on ranks that do not sample)
+  int64_t activation_bytes = 0;     // max(forward, sampler): they run one after the other
+  std::string activation_how;
+  int64_t non_torch_bytes = 0;      // memory outside PyTorch's allocator that vLLM counts
+  std::string non_torch_how;
+};
+
+// `samples`: this rank runs the sampler in the profile (the last pipeline stage; in V0 only the
+// driver worker, TP rank 0, which is the rank with the fewest blocks and so the one that counts).
+VllmProfile vllm_profile(const ModelConfig& model, const GpuSpec& gpu, const Parallelism& parallel,
+                         const ServingConfig& config, int64_t max_model_len, bool samples);
+
+}  // namespace kvplan
