@@ -91,6 +91,7 @@ const FlagDefaults& memory_flag_defaults() {
       {"max-num-seqs", "0"},
       {"max-num-batched-tokens", "0"},
       {"enforce-eager", "false"},
+      {"enable-chunked-prefill", "auto"},  // vLLM: auto follows the version's default
       {"mem-fraction-static", "0"},
       {"free-gpu-memory-fraction", "0.9"},
       {"h2o-budget", "0"},
@@ -196,6 +197,14 @@ Scenario build_scenario(const FlagValues& flags) {
   c.max_num_seqs = to_int32(flags, "max-num-seqs", 0);
   c.max_num_batched_tokens = to_int(flags, "max-num-batched-tokens", 0);
   c.enforce_eager = to_bool(flags, "enforce-eager");
+  {
+    const std::string& chunked = get(flags, "enable-chunked-prefill");
+    try {
+      c.chunked_prefill = parse_chunked_prefill(chunked);
+    } catch (const ConfigError&) {
+      throw ConfigError(fmt::format("--enable-chunked-prefill={} must be auto, true or false", chunked));
+    }
+  }
   c.mem_fraction_static = to_fraction(flags, "mem-fraction-static", true);
   c.free_gpu_memory_fraction = to_fraction(flags, "free-gpu-memory-fraction", false);
   s.lengths = get(flags, "lengths");
