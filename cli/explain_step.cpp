@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "kvplan/core/json_input.h"
 #include "kvplan/core/error.h"
 #include "kvplan/sim/cost_model.h"
 #include "report_format.h"
@@ -85,7 +86,7 @@ int run_explain_step(const SimRequest& request) {
                           {"source", op.source}});
     }
     j["sources"] = model.sources();
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   std::string out;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/number_text.h"
 
 namespace kvplan::cli {
 
@@ -26,30 +27,21 @@ void check_known_flags(const FlagValues& flags, const FlagDefaults& defaults) {
   }
 }
 
+namespace {
+// A value as shown in a message: at most 60 characters.
+std::string shown_value(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
+}  // namespace
+
 int64_t parse_int_flag(const std::string& name, const std::string& text) {
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size()) throw ConfigError(fmt::format("--{}={} must be an integer", name, text));
-  return v;
+  const std::optional<int64_t> v = parse_int64_text(text);
+  if (!v) throw ConfigError(fmt::format("--{}={} must be an integer (at most 19 digits)", name, shown_value(text)));
+  return *v;
 }
 
 double parse_number_flag(const std::string& name, const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || !std::isfinite(v)) {
-    throw ConfigError(fmt::format("--{}={} must be a number", name, text));
-  }
-  return v;
+  const std::optional<double> v = parse_double_text(text);
+  if (!v) throw ConfigError(fmt::format("--{}={} must be a number (finite, decimal or scientific)", name, shown_value(text)));
+  return *v;
 }
 
 bool parse_bool_flag(const std::string& name, const std::string& text, bool if_empty) {

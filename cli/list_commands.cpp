@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "kvplan/core/json_input.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
@@ -38,7 +39,7 @@ int run_models(bool json) {
                                with_commas(params), with_commas(static_cast<int64_t>(kv)), m.source);
     }
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << json_text(out, 2) << "\n";
   return 0;
 }
 
@@ -74,7 +75,7 @@ int run_gpus(bool json) {
     }
   }
   if (json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
   } else if (any_estimate) {
     std::cout << "\n~ estimated total (0.99 x the marketed capacity read as GiB; no measured figure known). "
                  "Give the real one with --gpu-total-memory; aliases, device names and sources: kvplan gpus --json\n";

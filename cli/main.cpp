@@ -17,6 +17,7 @@
 namespace {
 
 constexpr int kBadInput = 2;
+constexpr int kInternalError = 70;  // EX_SOFTWARE (sysexits.h)
 
 void add_memory_flags(CLI::App& cmd, std::map<std::string, std::string>& values,
                       std::map<std::string, CLI::Option*>& options) {
@@ -189,5 +190,15 @@ int main(int argc, char** argv) {
   } catch (const kvplan::ConfigError& e) {
     std::cerr << "kvplan: " << e.what() << "\n";
     return kBadInput;
+  } catch (const std::exception& e) {
+    // Last resort. Bad input is always a ConfigError (exit 2); reaching this is a kvplan defect.
+    std::cerr << "kvplan: internal error: " << e.what()
+              << "\nThis is a bug in kvplan, not in your input. Please report it with the command line and the "
+                 "files it names.\n";
+    return kInternalError;
+  } catch (...) {
+    std::cerr << "kvplan: internal error (unknown exception). This is a bug in kvplan; please report it with the "
+                 "command line and the files it names.\n";
+    return kInternalError;
   }
 }

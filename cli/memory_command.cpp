@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "kvplan/core/json_input.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/vllm_log_scenario.h"
 #include "report_format.h"
@@ -41,7 +42,7 @@ int run_compare(const MemoryRequest& r) {
       j["compare"] = {{"key", key}, {"value", values[i]}};
       out.push_back(j);
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return 0;
   }
   const MemoryAnswer& first = answers.front();
@@ -88,7 +89,7 @@ int run_from_log(const MemoryRequest& r) {
       e["printed"] = row.printed ? nlohmann::json(*row.printed) : nlohmann::json(nullptr);
       j["rows"].push_back(e);
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   std::cout << fmt::format("{}\n  model {} ({}), GPU {} x{}, {}, gpu_memory_utilization {:.2f}, max_model_len {}\n\n",
@@ -112,7 +113,7 @@ int run_memory(const MemoryRequest& r) {
   if (!r.compare.empty()) return run_compare(r);
   MemoryAnswer a = answer_memory(build_scenario(r.flags));
   if (r.json) {
-    std::cout << memory_json(a).dump(2) << "\n";
+    std::cout << json_text(memory_json(a), 2) << "\n";
   } else {
     std::cout << format_memory_text(a);
   }

@@ -10,6 +10,7 @@
 #include "kvplan/calibration/fit_run.h"
 #include "kvplan/calibration/fitter.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/json_input.h"
 
 namespace kvplan::cli {
 
@@ -37,8 +38,7 @@ PerfProfile load_profile_option(const std::string& path, const GpuSpec& gpu) {
     std::ifstream in(path);
     std::stringstream ss;
     ss << in.rdbuf();
-    nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) throw ConfigError(fmt::format("--profile={}: not valid JSON", path));
+    const nlohmann::json j = parse_json_input(ss.str(), fmt::format("--profile={}", path));
     try {
       profile = PerfProfile::from_json(j, path);
     } catch (const ConfigError& e) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/json_input.h"
 #include "memory_options.h"
 #include "sim_options.h"
 
@@ -26,10 +27,9 @@ using json = nlohmann::json;
   throw ConfigError(fmt::format("scenario '{}': {}={} {}", origin, field, value, rule));
 }
 
-std::string short_dump(const json& j) {
-  std::string text = j.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
+std::string short_dump(const json& value) {
+  // summarised, never walked: a deep or huge value must not cost a stack or a megabyte here
+  return json_brief(value);
 }
 
 bool known(const FlagDefaults& defaults, const std::string& name) {
@@ -70,12 +70,7 @@ FlagValues flag_object(const json& obj, const std::string& origin, const std::st
 }  // namespace
 
 ScenarioFile parse_scenario_json(const std::string& text, const std::string& origin) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(fmt::format("scenario '{}': not valid JSON ({})", origin, e.what()));
-  }
+  const json root = parse_json_input(text, fmt::format("scenario '{}'", origin));
   if (!root.is_object()) fail(origin, "(top level)", short_dump(root), "must be a JSON object");
   if (!root.contains("kvplan_scenario")) fail(origin, "kvplan_scenario", "(missing)", "is required; must be 1");
   const json& version = root["kvplan_scenario"];
@@ -128,7 +123,7 @@ std::string scenario_json(const ScenarioFile& s) {
       root["compare"].push_back(o);
     }
   }
-  return root.dump(2) + "\n";
+  return json_text(root, 2) + "\n";
 }
 
 void save_scenario_file(const std::string& path, const ScenarioFile& s) {

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "report_format.h"
 #include "sim_options.h"
+#include "kvplan/core/json_input.h"
 #include "kvplan/core/error.h"
 #include "kvplan/sim/capacity.h"
 #include "kvplan/sim/output_files.h"
@@ -185,7 +186,7 @@ int run_simulate(const SimRequest& request) {
     sim::write_timeseries_csv(request.out_dir + "/timeseries.csv", result.timeseries);
   }
   if (request.json) {
-    std::cout << sim::summary_json(config, result).dump(2) << "\n";
+    std::cout << json_text(sim::summary_json(config, result), 2) << "\n";
   } else {
     std::cout << warnings_text(result.plan.warnings);
     std::cout << "kvplan simulate: " << setup_text(config) << "\n";
@@ -228,7 +229,7 @@ int run_capacity(const SimRequest& request) {
     nlohmann::json probes = nlohmann::json::array();
     for (const auto& p : s.probes) probes.push_back({{"load", p.load}, {"meets", p.meets}, {"summary", sim::run_summary_json(p.summary)}});
     j["probes"] = probes;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   std::cout << warnings_text(warnings);

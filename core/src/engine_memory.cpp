@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/limits.h"
 #include "kvplan/core/vllm_profile.h"
 
 namespace kvplan {
@@ -454,7 +455,15 @@ MemoryPlan plan_memory(const ModelConfig& m, const GpuSpec& gpu, const KvScheme&
                                   static_cast<double>(c.memory_in_use_bytes) / kGiB, gpu.id,
                                   static_cast<double>(gpu.usable_memory_bytes) / kGiB));
   }
-  if (c.max_model_len < 0) throw ConfigError(fmt::format("max-model-len={} must be positive", c.max_model_len));
+  if (c.max_model_len < 0 || c.max_model_len > kMaxTokens) {
+    throw ConfigError(fmt::format("max-model-len={} must be between 1 and {} tokens (0: the model's)", c.max_model_len, kMaxTokens));
+  }
+  if (c.max_num_seqs > kMaxSequences) {
+    throw ConfigError(fmt::format("max-num-seqs={} must be at most {}", c.max_num_seqs, kMaxSequences));
+  }
+  if (c.max_num_batched_tokens > kMaxTokens) {
+    throw ConfigError(fmt::format("max-num-batched-tokens={} must be at most {}", c.max_num_batched_tokens, kMaxTokens));
+  }
   if (c.max_num_seqs < 0) throw ConfigError(fmt::format("max-num-seqs={} must be positive", c.max_num_seqs));
   if (c.max_num_batched_tokens < 0) {
     throw ConfigError(fmt::format("max-num-batched-tokens={} must be positive", c.max_num_batched_tokens));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/limits.h"
 #include "kvplan/core/model_config.h"
 
 namespace kvplan {
@@ -35,7 +36,19 @@ namespace {
 }  // namespace
 
 void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
-  if (s.tokens_per_block <= 0) bad("block-size", std::to_string(s.tokens_per_block), "must be a positive number of tokens");
+  if (s.tokens_per_block <= 0 || s.tokens_per_block > (1 << 20)) {
+    bad("block-size", std::to_string(s.tokens_per_block), "must be a positive number of tokens, at most 1048576");
+  }
+  if (s.quant_group_size > (1 << 16)) bad("kv-quant-group-size", std::to_string(s.quant_group_size), "must be at most 65536");
+  if (s.kivi_residual_tokens > kMaxTokens || s.h2o_budget_tokens > kMaxTokens || s.streaming_window_tokens > kMaxTokens ||
+      s.sink_tokens > kMaxTokens) {
+    bad("kivi-residual / h2o-budget / streaming-window / streaming-sinks", "(too large)",
+        fmt::format("must each be at most {} tokens", kMaxTokens));
+  }
+  if (s.low_rank > kMaxHeadDim) bad("low-rank", std::to_string(s.low_rank), fmt::format("must be at most {}", kMaxHeadDim));
+  if (s.cross_layer_share > kMaxLayers) {
+    bad("cross-layer-share", std::to_string(s.cross_layer_share), fmt::format("must be at most {}", kMaxLayers));
+  }
   if (s.quant_group_size <= 0) bad("kv-quant-group-size", std::to_string(s.quant_group_size), "must be positive");
   if (s.kv_dtype == DType::kInt2 && s.kivi_residual_tokens < 0) {
     bad("kivi-residual", std::to_string(s.kivi_residual_tokens), "must be zero or positive");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/limits.h"
 
 namespace kvplan {
 
@@ -110,7 +111,11 @@ int64_t LengthDistribution::quantile(double p) const {
       break;
     }
   }
-  int64_t tokens = std::max<int64_t>(1, static_cast<int64_t>(x));
+  // Clamp in floating point first: exp() of a large mu is beyond int64 (lognormal:50,1 once cast
+  // to garbage and answered "27,867 requests fit").
+  if (!(x >= 1.0)) x = 1.0;
+  if (x > static_cast<double>(kMaxTokens)) x = static_cast<double>(kMaxTokens);
+  const int64_t tokens = static_cast<int64_t>(x);
   return cap_ > 0 ? std::min(tokens, cap_) : tokens;
 }
 
@@ -173,24 +178,30 @@ LengthDistribution parse_length_distribution(std::string_view spec, std::string_
   };
   if (kind == "fixed") {
     need(1);
-    if (args[0] < 1) throw ConfigError(fmt::format("{}={}: the length must be at least 1 token", field, spec));
+    if (args[0] < 1 || args[0] > static_cast<double>(kMaxTokens)) {
+      throw ConfigError(fmt::format("{}={}: the length must be between 1 and {} tokens", field, spec, kMaxTokens));
+    }
     return LengthDistribution::fixed(static_cast<int64_t>(args[0]));
   }
   if (kind == "uniform") {
     need(2);
-    if (args[0] < 1 || args[1] < args[0]) {
-      throw ConfigError(fmt::format("{}={}: needs 1 <= A <= B", field, spec));
+    if (args[0] < 1 || args[1] < args[0] || args[1] > static_cast<double>(kMaxTokens)) {
+      throw ConfigError(fmt::format("{}={}: needs 1 <= A <= B <= {}", field, spec, kMaxTokens));
     }
     return LengthDistribution::uniform(static_cast<int64_t>(args[0]), static_cast<int64_t>(args[1]));
   }
   if (kind == "normal") {
     need(2);
-    if (args[0] < 1 || args[1] < 0) throw ConfigError(fmt::format("{}={}: needs MEAN >= 1 and SD >= 0", field, spec));
+    if (args[0] < 1 || args[1] < 0 || args[0] > static_cast<double>(kMaxTokens) || args[1] > static_cast<double>(kMaxTokens)) {
+      throw ConfigError(fmt::format("{}={}: needs 1 <= MEAN <= {} and 0 <= SD <= {}", field, spec, kMaxTokens, kMaxTokens));
+    }
     return LengthDistribution::normal(args[0], args[1]);
   }
   if (kind == "lognormal") {
     need(2);
-    if (args[1] < 0) throw ConfigError(fmt::format("{}={}: needs SIGMA >= 0", field, spec));
+    if (args[1] < 0 || args[1] > 20 || args[0] < -100 || args[0] > 100) {
+      throw ConfigError(fmt::format("{}={}: needs -100 <= MU <= 100 and 0 <= SIGMA <= 20 (of ln tokens)", field, spec));
+    }
     return LengthDistribution::lognormal(args[0], args[1]);
   }
   throw ConfigError(fmt::format(

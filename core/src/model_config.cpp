@@ -135,6 +135,7 @@ ModelConfig parse_model_config(const json& config, std::string_view id, const Mo
   for (const auto& [name, parser] : families()) {
     if (name == type) {
       m = parser(f, std::move(m));
+      internal::check_bounds(f, m);
       internal::read_quantization(f, m);
       return m;
     }
@@ -149,6 +150,7 @@ ModelConfig parse_model_config(const json& config, std::string_view id, const Mo
         id, type, supported));
   }
   m = internal::parse_llama_like(f, std::move(m), false);
+  internal::check_bounds(f, m);
   internal::read_quantization(f, m);
   m.generic_architecture = true;
   m.warnings.push_back(fmt::format(

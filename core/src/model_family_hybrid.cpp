@@ -7,6 +7,7 @@
 
 #include "internal/model_fields.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/limits.h"
 
 namespace kvplan::internal {
 
@@ -94,7 +95,9 @@ ModelConfig parse_mamba2(const JsonFields& f, ModelConfig m) {
   MambaShape& s = m.mamba;
   if (f.has("d_model")) {
     m.hidden_size = f.positive_int("d_model");
-    m.layers.assign(static_cast<size_t>(f.positive_int("n_layer")), LayerSpec{});
+    const int n = f.positive_int("n_layer");
+    if (n > kMaxLayers) f.fail("n_layer", std::to_string(n), fmt::format("is beyond any model kvplan plans for (at most {})", kMaxLayers));
+    m.layers.assign(static_cast<size_t>(n), LayerSpec{});
     int vocab = f.positive_int("vocab_size");
     int pad = f.positive_int_or("pad_vocab_size_multiple", 1);
     m.vocab_size = (vocab + pad - 1) / pad * pad;

@@ -1,4 +1,5 @@
 // PerfProfile: efficiency curves per operator class, datasheet defaults, transfer, JSON.
+#include "kvplan/core/json_input.h"
 #include "kvplan/core/perf_profile.h"
 
 #include <cmath>
@@ -170,7 +171,7 @@ namespace {
 
 const nlohmann::json& field(const nlohmann::json& obj, std::string_view key, const std::string& where) {
   if (!obj.is_object()) {
-    throw ConfigError(fmt::format("{}: must be a JSON object, got {}", where, obj.dump()));
+    throw ConfigError(fmt::format("{}: must be a JSON object, got {}", where, json_brief(obj)));
   }
   auto it = obj.find(std::string(key));
   if (it == obj.end() || it->is_null()) {
@@ -182,7 +183,7 @@ const nlohmann::json& field(const nlohmann::json& obj, std::string_view key, con
 double number(const nlohmann::json& obj, std::string_view key, const std::string& where) {
   const nlohmann::json& v = field(obj, key, where);
   if (!v.is_number()) {
-    throw ConfigError(fmt::format("{}: {}={} must be a number", where, key, v.dump()));
+    throw ConfigError(fmt::format("{}: {}={} must be a number", where, key, json_brief(v)));
   }
   double d = v.get<double>();
   if (!std::isfinite(d)) {
@@ -212,12 +213,12 @@ PerfProfile PerfProfile::from_json(const nlohmann::json& json, std::string_view 
   const std::string top = fmt::format("perf profile '{}'", what);
   PerfProfile p;
   const nlohmann::json& gpu = field(json, "gpu", top);
-  if (!gpu.is_string()) throw ConfigError(fmt::format("{}: gpu={} must be a string", top, gpu.dump()));
+  if (!gpu.is_string()) throw ConfigError(fmt::format("{}: gpu={} must be a string", top, json_brief(gpu)));
   p.gpu_id_ = gpu.get<std::string>();
   for (OpClassProfile& c : p.classes_) c.source = "ideal (not in file)";
   const nlohmann::json& classes = field(json, "classes", top);
   if (!classes.is_object()) {
-    throw ConfigError(fmt::format("{}: classes={} must be an object", top, classes.dump()));
+    throw ConfigError(fmt::format("{}: classes={} must be an object", top, json_brief(classes)));
   }
   for (auto it = classes.begin(); it != classes.end(); ++it) {
     OpClass oc = parse_op_class(it.key(), top);
@@ -232,7 +233,7 @@ PerfProfile PerfProfile::from_json(const nlohmann::json& json, std::string_view 
     }
     const nlohmann::json& source = field(it.value(), "source", where);
     if (!source.is_string() || source.get<std::string>().empty()) {
-      throw ConfigError(fmt::format("{}: source={} must be a non-empty string", where, source.dump()));
+      throw ConfigError(fmt::format("{}: source={} must be a non-empty string", where, json_brief(source)));
     }
     c.source = source.get<std::string>();
     if (auto n = it.value().find("note"); n != it.value().end() && n->is_string()) {

@@ -1,6 +1,9 @@
 #include "kvplan/core/vllm_log.h"
 
+#include <charconv>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 
@@ -18,12 +21,33 @@ std::string strip(std::string s) {
   return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
 
+// A number a figure pattern matched that is not one ("1.2.3", ",", 25 digits): bad input,
+// reported by parse_vllm_log with the log's name and line.
+struct BadNumber {
+  std::string text;
+};
+
+// Longest line the patterns look at: std::regex recurses per character, and log lines of tens of
+// thousands of characters overflowed the stack. Every line kvplan reads is far shorter (the
+// longest, vLLM's engine-config line, is ~6,000 characters); the rest of a longer line is ignored.
+constexpr size_t kMaxLineChars = 16384;
+
 int64_t parse_grouped_int(const std::string& s) {
   std::string digits;
   for (char c : s) {
     if (c != ',') digits += c;
   }
-  return std::stoll(digits);
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || v < 0) throw BadNumber{s};
+  return v;
+}
+
+double parse_number(const std::string& s) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) throw BadNumber{s};
+  return v;
 }
 
 // First capture group of `re` in `line`, if it matches.
@@ -36,9 +60,13 @@ std::optional<std::string> find(const std::string& line, const std::regex& re) {
 template <typename T>
 void set_if(std::optional<T>& field, const std::optional<std::string>& text) {
   if (!text) return;
-  if constexpr (std::is_same_v<T, double>) field = std::stod(*text);
+  if constexpr (std::is_same_v<T, double>) field = parse_number(*text);
   else if constexpr (std::is_same_v<T, int64_t>) field = parse_grouped_int(*text);
-  else if constexpr (std::is_same_v<T, int>) field = static_cast<int>(parse_grouped_int(*text));
+  else if constexpr (std::is_same_v<T, int>) {
+    const int64_t v = parse_grouped_int(*text);
+    if (v > std::numeric_limits<int>::max()) throw BadNumber{*text};
+    field = static_cast<int>(v);
+  }
   else if constexpr (std::is_same_v<T, bool>) field = (*text == "True" || *text == "true");
   else field = *text;
 }
@@ -132,82 +160,91 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
   std::istringstream in{std::string(text)};
   std::string line;
   bool header = true;
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (header && std::regex_search(line, m, annotation)) {
-      std::string key = m[1].str();
-      std::string value = strip(m[2].str());
-      if (key == "source") log.source = value;
-      else if (key == "gpu") log.gpu = value;
-      else if (key == "kvplan_model") log.kvplan_model = value;
-      else if (key == "kvplan_gpu") log.kvplan_gpu = value;
-      else if (key == "kvplan_use_line") log.use_line = value;
-      else if (key == "kvplan_note") log.note = value;
-      else if (key == "model") log.model = value.substr(0, value.find(' '));
-      else if (key == "engine") log.engine = value.substr(0, value.find(' '));
-      else if (key == "vllm_version" || key == "engine_version") {
-        if (auto v = find(value, version_text)) log.version = *v;
-      } else if (key == "settings") {
-        // "key=value (note); key=value": only values stated as facts, not "NOT ..." or "assumed".
-        std::stringstream parts(value);
-        std::string part;
-        while (std::getline(parts, part, ';')) {
-          if (part.find("assumed") != std::string::npos || part.find("NOT") != std::string::npos ||
-              part.find("not ") != std::string::npos) {
-            continue;
+  int64_t line_number = 0;
+  try {
+    while (std::getline(in, line)) {
+      ++line_number;
+      if (line.size() > kMaxLineChars) line.resize(kMaxLineChars);
+      std::smatch m;
+      if (header && std::regex_search(line, m, annotation)) {
+        std::string key = m[1].str();
+        std::string value = strip(m[2].str());
+        if (key == "source") log.source = value;
+        else if (key == "gpu") log.gpu = value;
+        else if (key == "kvplan_model") log.kvplan_model = value;
+        else if (key == "kvplan_gpu") log.kvplan_gpu = value;
+        else if (key == "kvplan_use_line") log.use_line = value;
+        else if (key == "kvplan_note") log.note = value;
+        else if (key == "model") log.model = value.substr(0, value.find(' '));
+        else if (key == "engine") log.engine = value.substr(0, value.find(' '));
+        else if (key == "vllm_version" || key == "engine_version") {
+          if (auto v = find(value, version_text)) log.version = *v;
+        } else if (key == "settings") {
+          // "key=value (note); key=value": only values stated as facts, not "NOT ..." or "assumed".
+          std::stringstream parts(value);
+          std::string part;
+          while (std::getline(parts, part, ';')) {
+            if (part.find("assumed") != std::string::npos || part.find("NOT") != std::string::npos ||
+                part.find("not ") != std::string::npos) {
+              continue;
+            }
+            read_settings(part, log);
           }
-          read_settings(part, log);
         }
+        continue;
       }
-      continue;
-    }
-    if (line.rfind("# title:", 0) == 0 || line.rfind("# notes:", 0) == 0 || line.rfind("# gpu_count:", 0) == 0) continue;
-    header = false;
-    if (auto v = find(line, version)) log.version = *v;
-    if (auto v = find(line, model)) log.model = *v;
-    // Tracebacks quote engine source ("logits.softmax(dim=-1, dtype=torch.float32)"), not settings.
-    const bool traceback = line.find(" ERROR ") != std::string::npos || line.find("Traceback") != std::string::npos ||
-                           line.find("File \"") != std::string::npos;
-    if (!traceback) read_settings(line, log);
-    set_if(log.weights_gib, find(line, weights));
-    set_if(log.total_gpu_memory_gib, find(line, total));
-    set_if(log.total_gpu_memory_gib, find(line, total_free));
-    set_if(log.activation_peak_gib, find(line, activation));
-    set_if(log.non_torch_gib, find(line, non_torch));
-    set_if(log.kv_cache_memory_gib, find(line, kv_mem));
-    bool figures = log.use_line.empty() || line.find(log.use_line) != std::string::npos;
-    if (figures) {
-      std::smatch t;
-      if (std::regex_search(line, t, tokens)) log.kv_cache_tokens = parse_grouped_int(t[1].matched ? t[1].str() : t[2].str());
-      set_if(log.num_gpu_blocks, find(line, blocks));
-    }
-    if (std::regex_search(line, m, concurrency)) {
-      log.concurrency_tokens = parse_grouped_int(m[1].str());
-      log.max_concurrency = std::stod(m[2].str());
-    }
-    if (std::regex_search(line, m, graphs)) log.cuda_graph_gib = std::stod(m[1].matched ? m[1].str() : m[2].str());
-    if (line.find("Load weight") != std::string::npos || line.find("KV Cache is allocated") != std::string::npos ||
-        line.find("max_total_num_tokens=") != std::string::npos) {
-      log.engine = "sglang";
-      set_if(log.free_at_start_gib, find(line, sg_begin));
-      set_if(log.free_after_weights_gib, find(line, sg_end));
-      set_if(log.weights_gib, find(line, sg_usage));
-      if (std::regex_search(line, m, sg_kv)) log.kv_cache_memory_gib = std::stod(m[1].str()) + std::stod(m[2].str());
-      if (std::regex_search(line, m, sg_tokens)) log.kv_cache_tokens = parse_grouped_int(m[1].matched ? m[1].str() : m[2].str());
-    }
-    if (line.find("TensorRT-LLM") != std::string::npos || line.find("TRT-LLM") != std::string::npos) {
-      log.engine = "trtllm";
-      if (std::regex_search(line, m, trt_mem)) {
-        log.total_gpu_memory_gib = std::stod(m[1].str());
-        log.free_after_load_gib = std::stod(m[2].str());
+      if (line.rfind("# title:", 0) == 0 || line.rfind("# notes:", 0) == 0 || line.rfind("# gpu_count:", 0) == 0) continue;
+      header = false;
+      if (auto v = find(line, version)) log.version = *v;
+      if (auto v = find(line, model)) log.model = *v;
+      // Tracebacks quote engine source ("logits.softmax(dim=-1, dtype=torch.float32)"), not settings.
+      const bool traceback = line.find(" ERROR ") != std::string::npos || line.find("Traceback") != std::string::npos ||
+                             line.find("File \"") != std::string::npos;
+      if (!traceback) read_settings(line, log);
+      set_if(log.weights_gib, find(line, weights));
+      set_if(log.total_gpu_memory_gib, find(line, total));
+      set_if(log.total_gpu_memory_gib, find(line, total_free));
+      set_if(log.activation_peak_gib, find(line, activation));
+      set_if(log.non_torch_gib, find(line, non_torch));
+      set_if(log.kv_cache_memory_gib, find(line, kv_mem));
+      bool figures = log.use_line.empty() || line.find(log.use_line) != std::string::npos;
+      if (figures) {
+        std::smatch t;
+        if (std::regex_search(line, t, tokens)) log.kv_cache_tokens = parse_grouped_int(t[1].matched ? t[1].str() : t[2].str());
+        set_if(log.num_gpu_blocks, find(line, blocks));
       }
-      set_if(log.num_gpu_blocks, find(line, trt_blocks));
-      if (std::regex_search(line, m, trt_alloc)) {
-        log.kv_cache_memory_gib = std::stod(m[1].str());
-        log.kv_cache_tokens = parse_grouped_int(m[2].str());
+      if (std::regex_search(line, m, concurrency)) {
+        log.concurrency_tokens = parse_grouped_int(m[1].str());
+        log.max_concurrency = parse_number(m[2].str());
       }
-      set_if(log.trtllm_max_tokens, find(line, trt_cap));
+      if (std::regex_search(line, m, graphs)) log.cuda_graph_gib = parse_number(m[1].matched ? m[1].str() : m[2].str());
+      if (line.find("Load weight") != std::string::npos || line.find("KV Cache is allocated") != std::string::npos ||
+          line.find("max_total_num_tokens=") != std::string::npos) {
+        log.engine = "sglang";
+        set_if(log.free_at_start_gib, find(line, sg_begin));
+        set_if(log.free_after_weights_gib, find(line, sg_end));
+        set_if(log.weights_gib, find(line, sg_usage));
+        if (std::regex_search(line, m, sg_kv)) log.kv_cache_memory_gib = parse_number(m[1].str()) + parse_number(m[2].str());
+        if (std::regex_search(line, m, sg_tokens)) log.kv_cache_tokens = parse_grouped_int(m[1].matched ? m[1].str() : m[2].str());
+      }
+      if (line.find("TensorRT-LLM") != std::string::npos || line.find("TRT-LLM") != std::string::npos) {
+        log.engine = "trtllm";
+        if (std::regex_search(line, m, trt_mem)) {
+          log.total_gpu_memory_gib = parse_number(m[1].str());
+          log.free_after_load_gib = parse_number(m[2].str());
+        }
+        set_if(log.num_gpu_blocks, find(line, trt_blocks));
+        if (std::regex_search(line, m, trt_alloc)) {
+          log.kv_cache_memory_gib = parse_number(m[1].str());
+          log.kv_cache_tokens = parse_grouped_int(m[2].str());
+        }
+        set_if(log.trtllm_max_tokens, find(line, trt_cap));
+      }
     }
+  } catch (const BadNumber& bad) {
+    std::string shown = bad.text.size() > 40 ? bad.text.substr(0, 37) + "..." : bad.text;
+    throw ConfigError(fmt::format("engine log '{}' line {}: '{}' stands where a number belongs and is not one",
+                                  log.name, line_number, shown));
   }
   if (!log.kv_cache_tokens && log.num_gpu_blocks) {
     // TensorRT-LLM's default page is 64 tokens up to 0.x and 32 in the PyTorch backend; vLLM's 16.

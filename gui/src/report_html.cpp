@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/core/json_input.h"
 #include "kvplan/core/error.h"
 #include "kvplan/gui/report.h"
 #include "report_document.h"
@@ -72,7 +73,7 @@ std::string report_html(const ReportInput& in) {
 void write_report_data(const ReportInput& in, const ReportFiles& files) {
   if (!files.html.empty()) write_text(files.html, report_html(in), "HTML");
   if (!files.csv.empty()) write_text(files.csv, report_csv(in), "CSV");
-  if (!files.json.empty()) write_text(files.json, report_json(in).dump(2) + "\n", "JSON");
+  if (!files.json.empty()) write_text(files.json, json_text(report_json(in), 2) + "\n", "JSON");
 }
 
 }  // namespace kvplan::gui

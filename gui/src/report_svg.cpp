@@ -164,7 +164,9 @@ std::string render_line_chart(const LineChart& c) {
   for (const Series& s : c.series) {
     for (double v : s.values) y_max = std::max(y_max, v);
   }
-  auto [axis_max, step] = nice_axis(y_max);
+  // (no structured binding: clang before 16 cannot capture one in a lambda)
+  const auto axis = nice_axis(y_max);
+  const double axis_max = axis.first, step = axis.second;
   auto px = [&](double x) { return left + (xv(x) - x_min) / (x_max - x_min) * plot_w; };
   auto py = [&](double y) { return top + plot_h - y / axis_max * plot_h; };
   std::string out = header(kChartWidth, h, c.title);

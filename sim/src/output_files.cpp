@@ -1,3 +1,4 @@
+#include "kvplan/core/json_input.h"
 #include "kvplan/sim/output_files.h"
 
 #include <fmt/format.h>
@@ -131,7 +132,7 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
 
 void write_summary_json(const std::string& path, const SimulationConfig& config, const SimulationResult& result) {
   std::ofstream out = open_out(path);
-  out << summary_json(config, result).dump(2) << "\n";
+  out << json_text(summary_json(config, result), 2) << "\n";
 }
 
 }  // namespace kvplan::sim

@@ -259,7 +259,7 @@ TEST(CliBadInput, UnknownFlag) { expect_bad_input("memory --frobnicate 3", {"fro
 TEST(CliBadInput, BadCompare) { expect_bad_input("memory --compare kv-cache-dtype", {"--compare=kv-cache-dtype", "KEY=V1,V2"}); }
 TEST(CliBadInput, MalformedJsonConfig) {
   std::string path = temp_file("kvplan_bad.json", "{\"model_type\": \"llama\", \"hidden_size\": ");
-  expect_bad_input("memory --model " + path, {"malformed JSON"});
+  expect_bad_input("memory --model " + path, {"is not valid JSON"});
 }
 TEST(CliBadInput, MissingField) {
   std::string path = temp_file("kvplan_missing.json",

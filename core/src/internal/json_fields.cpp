@@ -8,14 +8,17 @@
 
 #include "internal/did_you_mean.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/json_input.h"
 
 namespace kvplan::internal {
 
 std::string json_value_text(const nlohmann::json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    std::string text = json_text(nlohmann::json(s.size() > 60 ? s.substr(0, 57) + "..." : s));
+    return text.substr(1, text.size() - 2);  // without the quotes
+  }
+  return json_brief(value);  // scalars as written; arrays and objects summarised, never walked
 }
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string what)
@@ -157,29 +160,7 @@ void JsonFields::reject_unknown_keys(const std::vector<std::string_view>& known)
 namespace kvplan::internal {
 
 nlohmann::json parse_python_json(std::string_view text, std::string_view what) {
-  std::string clean;
-  clean.reserve(text.size());
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      clean += c;
-      if (c == '\\' && i + 1 < text.size()) clean += text[++i];
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    auto word = [&](std::string_view w) { return text.substr(i, w.size()) == w; };
-    if (word("-Infinity")) { clean += "null"; i += 8; continue; }
-    if (word("Infinity")) { clean += "null"; i += 7; continue; }
-    if (word("NaN")) { clean += "null"; i += 2; continue; }
-    clean += c;
-  }
-  try {
-    return nlohmann::json::parse(clean);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: malformed JSON: {}", what, e.what()));
-  }
+  return parse_json_input(text, what);
 }
 
 }  // namespace kvplan::internal

@@ -1,12 +1,14 @@
 // Readers every model family shares (internal/model_fields.h).
 #include "internal/model_fields.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/limits.h"
 
 namespace kvplan::internal {
 
@@ -18,12 +20,22 @@ void require_divides(const JsonFields& f, std::string_view small_key, int small,
   }
 }
 
+int bounded(const JsonFields& f, std::string_view key, int value, int64_t max) {
+  if (value > max) f.fail(key, std::to_string(value), fmt::format("is beyond any model kvplan plans for (at most {})", max));
+  return value;
+}
+
 void read_common(const JsonFields& f, ModelConfig& m, std::string_view layers_key) {
-  m.hidden_size = f.positive_int("hidden_size");
-  m.vocab_size = f.positive_int("vocab_size");
-  int n = f.positive_int(layers_key);
+  m.hidden_size = bounded(f, "hidden_size", f.positive_int("hidden_size"), kMaxHiddenSize);
+  m.vocab_size = bounded(f, "vocab_size", f.positive_int("vocab_size"), kMaxVocabSize);
+  // Bounded before the per-layer table is allocated (2^31 layers once asked for 85 GB).
+  int n = bounded(f, layers_key, f.positive_int(layers_key), kMaxLayers);
   m.layers.assign(static_cast<size_t>(n), LayerSpec{});
   m.max_position_embeddings = f.has("max_position_embeddings") ? f.positive_int64("max_position_embeddings") : 0;
+  if (m.max_position_embeddings > kMaxTokens) {
+    f.fail("max_position_embeddings", std::to_string(m.max_position_embeddings),
+           fmt::format("is beyond any context kvplan plans for (at most {} tokens)", kMaxTokens));
+  }
   if (f.has("torch_dtype")) m.dtype = parse_dtype(f.string("torch_dtype"), f.what() + ": torch_dtype");
   else if (f.has("dtype")) m.dtype = parse_dtype(f.string("dtype"), f.what() + ": dtype");
   if (f.has("rope_scaling")) {
@@ -113,6 +125,39 @@ void read_mtp_layers(const JsonFields& f, ModelConfig& m) {
         "model '{}': the {} multi-token-prediction layer(s) are not counted (serving engines load them only "
         "for speculative decoding)",
         m.id, m.num_mtp_layers));
+  }
+}
+
+void check_bounds(const JsonFields& f, const ModelConfig& m) {
+  auto check = [&](std::string_view key, int64_t value, int64_t max) {
+    if (value > max) f.fail(key, std::to_string(value), fmt::format("is beyond any model kvplan plans for (at most {})", max));
+  };
+  check("num_attention_heads", m.attention.num_q_heads, kMaxHeads);
+  check("num_key_value_heads", m.attention.num_kv_heads, kMaxHeads);
+  check("head_dim", std::max(m.attention.head_dim, m.attention.v_head_dim), kMaxHeadDim);
+  check("num_attention_heads (MLA)", m.mla.num_heads, kMaxHeads);
+  check("kv_lora_rank", std::max({m.mla.kv_lora_rank, m.mla.q_lora_rank, m.mla.qk_nope_head_dim,
+                                  m.mla.qk_rope_head_dim, m.mla.v_head_dim}),
+        kMaxHeadDim);
+  check("linear attention heads", std::max(m.linear.num_key_heads, m.linear.num_value_heads), kMaxHeads);
+  check("linear attention head dim", std::max(m.linear.key_head_dim, m.linear.value_head_dim), kMaxHeadDim);
+  check("mamba d_inner", m.mamba.d_inner, kMaxIntermediateSize);
+  check("mamba d_state / d_conv / groups",
+        std::max({m.mamba.d_state, m.mamba.d_conv, m.mamba.n_groups, m.mamba.dt_rank}), kMaxHeadDim);
+  check("vision hidden_size", m.vision.hidden_size, kMaxHiddenSize);
+  check("vision intermediate_size", m.vision.intermediate_size, kMaxIntermediateSize);
+  check("vision num_hidden_layers", m.vision.num_layers, kMaxLayers);
+  check("vision image/patch/projector sizes",
+        std::max({m.vision.image_size, m.vision.patch_size, m.vision.projector_input_dim, m.vision.projector_output_dim,
+                  m.vision.out_hidden_size, m.vision.in_channels, m.vision.temporal_patch_size,
+                  m.vision.spatial_merge_size}),
+        kMaxHiddenSize);
+  for (const LayerSpec& l : m.layers) {
+    check("intermediate_size", std::max({l.mlp.intermediate_size, l.mlp.expert_intermediate_size,
+                                         l.mlp.shared_intermediate_size}),
+          kMaxIntermediateSize);
+    check("num_experts", l.mlp.num_experts, kMaxExperts);
+    check("window / chunk tokens", l.window_tokens, kMaxTokens);
   }
 }
 

@@ -38,6 +38,9 @@ std::vector<int> int_list(const JsonFields& f, std::string_view key);
 // only for speculative decoding; noted in m.warnings.
 void read_mtp_layers(const JsonFields& f, ModelConfig& m);
 
+// Every size the family parser read, against the bounds of limits.h (ConfigError naming the field).
+void check_bounds(const JsonFields& f, const ModelConfig& m);
+
 // Reads `quantization_config` (if any) into m.quantization.
 void read_quantization(const JsonFields& f, ModelConfig& m);
 

@@ -10,6 +10,7 @@
 
 #include "internal/azure_time.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/json_input.h"
 
 namespace kvplan::sim::internal {
 
@@ -47,9 +48,8 @@ std::optional<T> parse_whole(std::string_view s) {
 
 // A JSON value as it appears in an error message, cut short if long.
 std::string shown(const json& value) {
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
+  // summarised, never walked: a deep or huge value must not cost a stack or a megabyte here
+  return json_brief(value);
 }
 
 std::string shown(std::string_view text) {
@@ -63,11 +63,7 @@ void keep_whole_blocks(std::vector<uint64_t>& hashes, int64_t prompt_tokens, int
 }
 
 json parse_json_line(const std::string& path, int64_t line, std::string_view text) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(fmt::format("trace '{}' line {}: is not valid JSON ({})", path, line, e.what()));
-  }
+  return parse_json_input(text, fmt::format("trace '{}' line {}", path, line));
 }
 
 }  // namespace
