@@ -50,6 +50,23 @@ double parse_number(const std::string& s) {
   return v;
 }
 
+constexpr std::string_view kDecimal = "0123456789.";
+constexpr std::string_view kGrouped = "0123456789,";
+
+// The run of `chars` right after the first `key` in `line`, if it is followed by `suffix` (a
+// linear scan: no backtracking over long lines).
+std::optional<std::string> token_after(const std::string& line, std::string_view key, std::string_view chars,
+                                       std::string_view suffix) {
+  const size_t at = line.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t start = at + key.size();
+  size_t end = start;
+  while (end < line.size() && chars.find(line[end]) != std::string_view::npos) ++end;
+  if (end == start) return std::nullopt;
+  if (!suffix.empty() && line.compare(end, suffix.size(), suffix) != 0) return std::nullopt;
+  return line.substr(start, end - start);
+}
+
 // First capture group of `re` in `line`, if it matches.
 std::optional<std::string> find(const std::string& line, const std::regex& re) {
   std::smatch m;
@@ -146,10 +163,7 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
   static const std::regex concurrency(R"(Maximum concurrency for ([0-9,]+) tokens per request:\s*([0-9.]+)x)");
   // SGLang
   static const std::regex sg_begin(R"(Load weight begin\. avail mem=([0-9.]+) GB)");
-  static const std::regex sg_end(R"(Load weight end\..*avail mem=([0-9.]+) GB)");
-  static const std::regex sg_usage(R"(Load weight end\..*mem usage=([0-9.]+) GB)");
-  static const std::regex sg_kv(R"(KV Cache is allocated\..*K size: ([0-9.]+) GB, V size: ([0-9.]+) GB)");
-  static const std::regex sg_tokens(R"((?:KV Cache is allocated\..*#tokens: ([0-9,]+)|max_total_num_tokens=([0-9,]+)))");
+  // (SGLang's later fields are found by scanning, not by ".*" patterns that backtrack over a line.)
   // TensorRT-LLM
   static const std::regex trt_mem(R"(paged kv cache: total: ([0-9.]+) GiB, available: ([0-9.]+) GiB)");
   static const std::regex trt_blocks(R"(Number of blocks in KV cache primary pool: ([0-9]+))");
@@ -222,10 +236,17 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
           line.find("max_total_num_tokens=") != std::string::npos) {
         log.engine = "sglang";
         set_if(log.free_at_start_gib, find(line, sg_begin));
-        set_if(log.free_after_weights_gib, find(line, sg_end));
-        set_if(log.weights_gib, find(line, sg_usage));
-        if (std::regex_search(line, m, sg_kv)) log.kv_cache_memory_gib = parse_number(m[1].str()) + parse_number(m[2].str());
-        if (std::regex_search(line, m, sg_tokens)) log.kv_cache_tokens = parse_grouped_int(m[1].matched ? m[1].str() : m[2].str());
+        if (line.find("Load weight end.") != std::string::npos) {
+          set_if(log.free_after_weights_gib, token_after(line, "avail mem=", kDecimal, " GB"));
+          set_if(log.weights_gib, token_after(line, "mem usage=", kDecimal, " GB"));
+        }
+        if (line.find("KV Cache is allocated.") != std::string::npos) {
+          const auto k = token_after(line, "K size: ", kDecimal, " GB");
+          const auto v = token_after(line, "V size: ", kDecimal, " GB");
+          if (k && v) log.kv_cache_memory_gib = parse_number(*k) + parse_number(*v);
+          set_if(log.kv_cache_tokens, token_after(line, "#tokens: ", kGrouped, ""));
+        }
+        set_if(log.kv_cache_tokens, token_after(line, "max_total_num_tokens=", kGrouped, ""));
       }
       if (line.find("TensorRT-LLM") != std::string::npos || line.find("TRT-LLM") != std::string::npos) {
         log.engine = "trtllm";
