@@ -13,11 +13,11 @@
 #include "kvplan/calibration/fit_run.h"
 #include "kvplan/calibration/store.h"
 #include "kvplan/config.h"
+#include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/json_input.h"
 
-#if KVPLAN_ENABLE_CUDA && defined(KVPLAN_HAVE_CALIBRATION_GPU)
-#include "kvplan/calibration/run_calibration.h"
-#endif
+#include "sibling_exec.h"
 
 namespace kvplan::cli {
 
@@ -150,12 +150,12 @@ int run_calibrate_fit(const CalibrateFitRequest& request) {
   }
   cal::CalibrationStore db = cal::CalibrationStore::open(request.file, cal::OpenMode::kExisting);
   cal::RunFit fit = cal::fit_run(db, run_id, request.gpu);
-  std::ofstream out(request.out);
-  if (!out) throw ConfigError(fmt::format("--out={}: cannot write the file", request.out));
-  out << fit.report.profile.to_json().dump(2) << "\n";
-  out.close();
-  if (!out) throw ConfigError(fmt::format("--out={}: writing failed", request.out));
+  // All or nothing: the profile is written to <out>.partial and checked, the fits are stored, and
+  // only then is the file moved into place. A failure leaves neither a fit.json nor stored fits.
+  AtomicFile out(request.out);
+  out.stream() << json_text(fit.report.profile.to_json(), 2) << "\n";
   int64_t stored = cal::record_fits(db, fit);
+  out.commit();
 
   for (const std::string& w : fit.report.warnings) std::cerr << "kvplan: warning: " << w << "\n";
   if (fit.run.status != cal::RunStatus::kComplete) {
@@ -179,26 +179,20 @@ int run_calibrate_fit(const CalibrateFitRequest& request) {
 }
 
 int run_calibrate_run(const CalibrateRunRequest& request) {
-#if KVPLAN_ENABLE_CUDA && defined(KVPLAN_HAVE_CALIBRATION_GPU)
-  // GPU builds: the measuring run of kvplan::calibration_gpu (calibration/src/run_calibration.cpp).
+  // The measuring run lives in kvplan-calibrate-run (calibration/src/calibrate_main.cpp), the only
+  // executable that links CUDA, CUPTI and cuBLAS; kvplan hands the command to it.
   if (request.out.empty() && !request.list_only) throw ConfigError("calibrate run: --out FILE is required");
-  cal::CalibrationOptions o;
-  o.grid = request.full ? cal::GridSize::kFull : cal::GridSize::kQuick;
-  o.resume = request.resume;
-  o.out_path = request.out;
-  o.device = request.device;
-  o.reps = request.reps;
-  o.warmup = request.warmup;
-  o.list_only = request.list_only;
-  o.only_kernel = request.kernel;
-  return cal::run_calibration(o);
-#else
-  (void)request;
-  std::cerr << (KVPLAN_ENABLE_CUDA ? "this kvplan was built without the calibration runner (kvplan_calibration_gpu); "
-                                     "calibration needs a GPU build\n"
-                                   : "this kvplan was built without CUDA; calibration needs a GPU build\n");
-  return 2;
-#endif
+  std::vector<std::string> args{request.full ? "--full" : "--quick"};
+  if (!request.out.empty()) args.insert(args.end(), {"--out", request.out});
+  if (request.resume) args.emplace_back("--resume");
+  if (request.list_only) args.emplace_back("--list");
+  if (request.reps != 0) args.insert(args.end(), {"--reps", std::to_string(request.reps)});
+  if (request.warmup != 0) args.insert(args.end(), {"--warmup", std::to_string(request.warmup)});
+  if (request.device != 0) args.insert(args.end(), {"--device", std::to_string(request.device)});
+  if (!request.kernel.empty()) args.insert(args.end(), {"--only", request.kernel});
+  exec_sibling("kvplan-calibrate-run", args,
+               KVPLAN_ENABLE_CUDA ? "calibration needs a build with CUDA and CUPTI (KVPLAN_ENABLE_CUPTI=ON)"
+                                  : "this kvplan was built without CUDA; calibration needs a GPU build");
 }
 
 }  // namespace kvplan::cli

@@ -12,6 +12,7 @@
 #include "scenario_file.h"
 #include "sim_options.h"
 #include "kvplan/config.h"
+#include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 
 namespace {
@@ -60,9 +61,26 @@ kvplan::cli::FlagValues with_scenario(const kvplan::cli::FlagValues& file, const
   return out;
 }
 
+int run_command_line(int argc, char** argv);
+
 }  // namespace
 
+// Runs the command, then checks that everything written to stdout reached it: `kvplan ... >
+// /dev/full` or a closed pipe is exit 2 with a message, never a silent success.
 int main(int argc, char** argv) {
+  int status = run_command_line(argc, argv);
+  try {
+    kvplan::check_stdout();
+  } catch (const kvplan::ConfigError& e) {
+    std::cerr << "kvplan: " << e.what() << "\n";
+    return status == 0 ? kBadInput : status;
+  }
+  return status;
+}
+
+namespace {
+
+int run_command_line(int argc, char** argv) {
   CLI::App app{fmt::format("kvplan {} — how many concurrent users fit on this hardware, with this model "
                            "and KV-cache scheme", KVPLAN_VERSION)};
   app.set_version_flag("--version", std::string(KVPLAN_VERSION) + " (" + KVPLAN_GIT_COMMIT + ")");
@@ -202,3 +220,5 @@ int main(int argc, char** argv) {
     return kInternalError;
   }
 }
+
+}  // namespace

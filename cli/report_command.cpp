@@ -1,7 +1,12 @@
 // `kvplan report SCENARIO.json --pdf F --html F --csv F --json F`: runs the scenario's analysis
-// once and writes each requested format. Built into the kvplan executable (not kvplan_cli_lib) with
-// kvplan_report_core, plus kvplan_report (Qt) for the PDF when KVPLAN_BUILD_GUI is on.
+// once and writes each requested format, all or nothing (gui::write_report_data).
+//
+// The kvplan executable has no Qt, so that it starts in milliseconds. HTML, CSV and JSON are
+// written here; a report that asks for a PDF is handed, whole, to the kvplan-report-pdf executable
+// next to kvplan (report_pdf_main.cpp, built with KVPLAN_BUILD_GUI), which runs the same analysis
+// once and writes every requested file.
 #include <iostream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -9,28 +14,35 @@
 #include "kvplan/core/error.h"
 #include "kvplan/gui/report.h"
 #include "scenario_file.h"
+#include "sibling_exec.h"
 
 namespace kvplan::cli {
+
+namespace {
+
+// A report with a PDF is written whole by kvplan-report-pdf (the only executable that links Qt).
+[[noreturn]] void hand_to_pdf_executable(const ReportRequest& r) {
+  std::vector<std::string> args{r.scenario, "--pdf", r.pdf};
+  if (!r.html.empty()) args.insert(args.end(), {"--html", r.html});
+  if (!r.csv.empty()) args.insert(args.end(), {"--csv", r.csv});
+  if (!r.json.empty()) args.insert(args.end(), {"--json", r.json});
+  exec_sibling("kvplan-report-pdf", args,
+               fmt::format("--pdf={}: the PDF needs a build with Qt (KVPLAN_BUILD_GUI=ON); HTML, CSV and JSON "
+                           "work without it",
+                           r.pdf));
+}
+
+}  // namespace
 
 int run_report(const ReportRequest& r) {
   gui::ReportFiles files{r.pdf, r.html, r.csv, r.json};
   if (files.pdf.empty() && files.html.empty() && files.csv.empty() && files.json.empty()) {
     throw ConfigError("kvplan report: name at least one output: --pdf, --html, --csv or --json");
   }
-#ifndef KVPLAN_HAVE_REPORT_PDF
-  if (!files.pdf.empty()) {
-    std::cerr << fmt::format("kvplan report: --pdf={}: PDF needs a build with Qt (KVPLAN_BUILD_GUI); "
-                             "HTML, CSV and JSON work in this build\n", files.pdf);
-    return 2;
-  }
-#endif
+  if (!files.pdf.empty()) hand_to_pdf_executable(r);
   gui::ReportInput input = gui::make_report_input(load_scenario_file(r.scenario));
-#ifdef KVPLAN_HAVE_REPORT_PDF
-  gui::write_report(input, files);
-#else
   gui::write_report_data(input, files);
-#endif
-  for (const std::string& f : {files.pdf, files.html, files.csv, files.json}) {
+  for (const std::string& f : {files.html, files.csv, files.json}) {
     if (!f.empty()) std::cout << "wrote " << f << "\n";
   }
   return 0;

@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "interrupt_guard.h"
 #include "report_format.h"
 #include "sim_options.h"
+#include "kvplan/core/atomic_file.h"
 #include "kvplan/core/json_input.h"
 #include "kvplan/core/error.h"
 #include "kvplan/sim/capacity.h"
@@ -171,33 +173,50 @@ int run_simulate(const SimRequest& request) {
     std::error_code ec;
     std::filesystem::create_directories(request.out_dir, ec);
     if (ec) throw ConfigError(fmt::format("--out={}: cannot create directory ({})", request.out_dir, ec.message()));
+    sim::clear_outputs(request.out_dir);
     requests = std::make_unique<sim::RequestCsvWriter>(request.out_dir + "/requests.csv");
   }
   ProgressBar bar(!request.json);
   sim::RunHooks hooks;
   if (requests) hooks.on_request = [&](const sim::RequestRecord& rec) { requests->write(rec); };
   hooks.on_progress = [&](double f) { bar.update(f); };
+  InterruptGuard interrupt;  // SIGINT ends the run after the current event; what is complete is kept
+  hooks.should_stop = [&] { return interrupt.requested(); };
   auto start = std::chrono::steady_clock::now();
   sim::SimulationResult result = sim::run_simulation(config, hooks);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
+  const std::string interrupted =
+      interrupt.requested() ? fmt::format("interrupted (SIGINT) at simulated t={:.3f} s; requests in flight "
+                                          "count as unfinished", sim::ns_to_seconds(result.end_ns))
+                            : std::string();
   if (!request.out_dir.empty()) {
-    sim::write_summary_json(request.out_dir + "/summary.json", config, result);
-    sim::write_timeseries_csv(request.out_dir + "/timeseries.csv", result.timeseries);
+    // summary.json last: its presence marks the directory as written; an interrupted run keeps its
+    // rows as requests.csv.partial / timeseries.csv.partial and says "complete": false.
+    if (interrupted.empty()) {
+      requests->commit();
+    } else {
+      requests->keep_partial();
+    }
+    sim::write_timeseries_csv(request.out_dir + "/timeseries.csv", result.timeseries, interrupted.empty());
+    sim::write_summary_json(request.out_dir + "/summary.json", config, result, interrupted);
   }
   if (request.json) {
-    std::cout << json_text(sim::summary_json(config, result), 2) << "\n";
+    std::cout << json_text(sim::summary_json(config, result, interrupted), 2) << "\n";
   } else {
+    if (!interrupted.empty()) std::cout << "PARTIAL: " << interrupted << "\n";
     std::cout << warnings_text(result.plan.warnings);
     std::cout << "kvplan simulate: " << setup_text(config) << "\n";
     std::cout << "workload: " << workload_text(config) << "\n";
     std::cout << result_text(config, result);
     if (!request.out_dir.empty()) {
-      std::cout << fmt::format("wrote {0}/summary.json, {0}/requests.csv, {0}/timeseries.csv\n", request.out_dir);
+      const char* tail = interrupted.empty() ? "" : ".partial";
+      std::cout << fmt::format("wrote {0}/summary.json, {0}/requests.csv{1}, {0}/timeseries.csv{1}\n",
+                               request.out_dir, tail);
     }
   }
   print_speed(result, wall);
-  return 0;
+  return interrupted.empty() ? 0 : kInterruptedExit;
 }
 
 int run_capacity(const SimRequest& request) {

@@ -21,7 +21,7 @@ if [ "${1:-}" = "--prepare" ]; then
     -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" >/dev/null || exit 1
   cmake --build build-calib-prep -j "${KVPLAN_JOBS:-2}" --target kvplan_calibrate_run kvplan_validate_step || exit 1
   mkdir -p "$carry"
-  cp build-calib-prep/calibration/kvplan_calibrate_run build-calib-prep/bench/kvplan_validate_step "$carry/"
+  cp build-calib-prep/cli/kvplan-calibrate-run build-calib-prep/bench/kvplan_validate_step "$carry/"
   # Carry every non-system, non-CUDA shared library the programs need (libfmt here).
   for lib in $(ldd "$carry"/kvplan_* | awk '/=> \// {print $3}' | sort -u); do
     case "$(basename "$lib")" in
@@ -31,7 +31,7 @@ if [ "${1:-}" = "--prepare" ]; then
     esac
   done
   ls -la "$carry"
-  ldd "$carry/kvplan_calibrate_run" | grep -v "linux-vdso"
+  ldd "$carry/kvplan-calibrate-run" | grep -v "linux-vdso"
   echo "calibrate_device: $carry ready (carry gpu-carry)"
   exit 0
 fi
@@ -40,7 +40,7 @@ out=${OUT:-/tmp/kvplan_calib}
 mkdir -p "$out"
 start=$(date +%s)
 log() { echo "[calibrate_device $(( $(date +%s) - start ))s] $*"; }
-[ -x "$carry/kvplan_calibrate_run" ] || { echo "no $carry/: run 'bash scripts/calibrate_device.sh --prepare' here first"; exit 1; }
+[ -x "$carry/kvplan-calibrate-run" ] || { echo "no $carry/: run 'bash scripts/calibrate_device.sh --prepare' here first"; exit 1; }
 
 # cuBLAS / CUPTI of the device's CUDA 13: the toolkit folders, else PyTorch's nvidia-* wheels.
 libdirs="$(pwd)/$carry"
@@ -56,7 +56,7 @@ for name in libcupti.so.13 libcublas.so.13 libcublasLt.so.13; do
   fi
 done
 export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
-ldd "$carry/kvplan_calibrate_run" > "$out/ldd.txt" 2>&1
+ldd "$carry/kvplan-calibrate-run" > "$out/ldd.txt" 2>&1
 grep "not found" "$out/ldd.txt" && log "missing libraries (see ldd above)"
 
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
@@ -64,7 +64,7 @@ nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature
 cat "$out/gpu_before.csv"
 
 log "quick calibration -> $out/h200.sqlite"
-timeout 400 "$carry/kvplan_calibrate_run" --quick --out "$out/h200.sqlite" 2> "$out/calibrate.log"
+timeout 400 "$carry/kvplan-calibrate-run" --quick --out "$out/h200.sqlite" 2> "$out/calibrate.log"
 cal_rc=$?
 tail -n 25 "$out/calibrate.log"
 

@@ -1,9 +1,13 @@
 // gui/src/report_html.cpp — report_html: one self-contained HTML file (inline CSS, inline SVG
 // charts, no scripts, no external resources), and write_report_data for the Qt-free formats.
-#include <fstream>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "kvplan/core/atomic_file.h"
 #include "kvplan/core/json_input.h"
 #include "kvplan/core/error.h"
 #include "kvplan/gui/report.h"
@@ -35,12 +39,22 @@ std::string table_html(const internal::ReportTable& t) {
   return out + "</tbody></table>\n";
 }
 
-void write_text(const std::string& path, const std::string& text, const char* what) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw ConfigError(fmt::format("report: {} file '{}' cannot be written", what, path));
-  out << text;
-  if (!out.flush()) throw ConfigError(fmt::format("report: {} file '{}': write failed", what, path));
+// Writes `text` to path.partial; the caller commits once every file is written.
+void write_text(std::vector<std::unique_ptr<AtomicFile>>& pending, const std::string& path, const std::string& text) {
+  pending.push_back(std::make_unique<AtomicFile>(path));
+  pending.back()->stream() << text;
 }
+
+// Removes the painted PDF's temporary file unless it was moved into place.
+struct TempFile {
+  std::string path;
+  bool keep = false;
+  ~TempFile() {
+    if (keep || path.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
 
 }  // namespace
 
@@ -70,10 +84,38 @@ std::string report_html(const ReportInput& in) {
   return out;
 }
 
-void write_report_data(const ReportInput& in, const ReportFiles& files) {
-  if (!files.html.empty()) write_text(files.html, report_html(in), "HTML");
-  if (!files.csv.empty()) write_text(files.csv, report_csv(in), "CSV");
-  if (!files.json.empty()) write_text(files.json, json_text(report_json(in), 2) + "\n", "JSON");
+void write_report_data(const ReportInput& in, const ReportFiles& files,
+                       const std::function<void(const std::string& path)>& write_pdf) {
+  std::vector<std::unique_ptr<AtomicFile>> pending;
+  if (!files.html.empty()) write_text(pending, files.html, report_html(in));
+  if (!files.csv.empty()) write_text(pending, files.csv, report_csv(in));
+  if (!files.json.empty()) write_text(pending, files.json, json_text(report_json(in), 2) + "\n");
+  TempFile pdf;
+  if (!files.pdf.empty() && write_pdf) {
+    std::error_code status_ec;
+    const auto status = std::filesystem::status(files.pdf, status_ec);
+    if (!status_ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+      throw ConfigError(fmt::format("report: --pdf={}: must name a regular file (it is written whole, then moved "
+                                    "into place)", files.pdf));
+    }
+    pdf.path = files.pdf + ".partial";
+    write_pdf(pdf.path);
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(pdf.path, ec);
+    if (ec || size == 0) {
+      throw ConfigError(fmt::format("report: PDF file '{}' could not be written ({})", files.pdf,
+                                    ec ? ec.message() : std::string("empty file")));
+    }
+  }
+  // Everything is written and checked; now move each file into place. A failure above has removed
+  // every .partial (AtomicFile and TempFile destructors) and left no requested file behind.
+  for (auto& f : pending) f->commit();
+  if (!pdf.path.empty()) {
+    std::error_code ec;
+    std::filesystem::rename(pdf.path, files.pdf, ec);
+    if (ec) throw ConfigError(fmt::format("report: cannot move '{}' into place ({})", files.pdf, ec.message()));
+    pdf.keep = true;
+  }
 }
 
 }  // namespace kvplan::gui

@@ -171,13 +171,7 @@ void write_report_pdf(const ReportInput& in, const std::string& path) {
 }
 
 void write_report(const ReportInput& in, const ReportFiles& files) {
-  write_report_data(in, files);
-  if (!files.pdf.empty()) {
-    write_report_pdf(in, files.pdf);
-    FILE* f = std::fopen(files.pdf.c_str(), "rb");
-    if (f == nullptr) throw ConfigError(fmt::format("report: PDF file '{}' cannot be written", files.pdf));
-    std::fclose(f);
-  }
+  write_report_data(in, files, [&](const std::string& path) { write_report_pdf(in, path); });
 }
 
 }  // namespace kvplan::gui

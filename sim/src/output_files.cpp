@@ -1,21 +1,19 @@
 #include "kvplan/core/json_input.h"
 #include "kvplan/sim/output_files.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "kvplan/config.h"
+#include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 
 namespace kvplan::sim {
 
 namespace {
-
-std::ofstream open_out(const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw ConfigError(fmt::format("out: cannot write '{}'", path));
-  return out;
-}
 
 nlohmann::json percentiles_json(const Percentiles& p) {
   return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p95", p.p95}, {"p99", p.p99}, {"max", p.max}};
@@ -33,20 +31,36 @@ std::string_view workload_kind_name(WorkloadKind k) {
 
 }  // namespace
 
-RequestCsvWriter::RequestCsvWriter(const std::string& path) : out_(open_out(path)), path_(path) {
-  out_ << "id,replica,user,turn,prompt_tokens,output_tokens,cached_tokens,arrival_ns,scheduled_ns,"
+RequestCsvWriter::RequestCsvWriter(const std::string& path) : file_(path) {
+  file_.stream() << "id,replica,user,turn,prompt_tokens,output_tokens,cached_tokens,arrival_ns,scheduled_ns,"
           "first_token_ns,finish_ns,queue_ms,ttft_ms,tpot_ms,e2e_ms,max_gap_ms,preemptions\n";
 }
 
 void RequestCsvWriter::write(const RequestRecord& r) {
-  out_ << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", r.id, r.replica,
+  file_.stream() << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", r.id, r.replica,
                       r.user, r.turn, r.prompt_tokens, r.output_tokens, r.cached_tokens, r.arrival_ns,
                       r.scheduled_ns, r.first_token_ns, r.finish_ns, ns_to_ms(r.queue_ns()), ns_to_ms(r.ttft_ns()),
                       r.tpot_ns() * 1e-6, ns_to_ms(r.e2e_ns()), ns_to_ms(r.max_gap_ns), r.preemptions);
 }
 
-void write_timeseries_csv(const std::string& path, const std::vector<TimeSeriesRow>& rows) {
-  std::ofstream out = open_out(path);
+void RequestCsvWriter::commit() { file_.commit(); }
+void RequestCsvWriter::keep_partial() { file_.keep_partial(); }
+
+void clear_outputs(const std::string& dir) {
+  // summary.json first: it is the completion marker, so the directory never shows an old marker
+  // next to new files.
+  for (const char* name : {"summary.json", "requests.csv", "timeseries.csv"}) {
+    for (const std::string& p : {dir + "/" + name, dir + "/" + name + ".partial"}) {
+      std::error_code ec;
+      std::filesystem::remove(p, ec);
+      if (ec) throw ConfigError(fmt::format("--out={}: cannot remove the earlier run's '{}' ({})", dir, p, ec.message()));
+    }
+  }
+}
+
+void write_timeseries_csv(const std::string& path, const std::vector<TimeSeriesRow>& rows, bool complete) {
+  AtomicFile file(path);
+  std::ostream& out = file.stream();
   out << "time_s,kv_token_bytes,kv_allocated_bytes,kv_reserved_bytes,kv_internal_fragmentation_bytes,"
          "kv_external_fragmentation_bytes,kv_cached_bytes,kv_capacity_bytes,kv_used_share,prefix_hit_rate,"
          "running,waiting,swapped,preemptions,batch_tokens,batch_seqs,host_kv_bytes\n";
@@ -57,6 +71,11 @@ void write_timeseries_csv(const std::string& path, const std::vector<TimeSeriesR
                        r.kv_external_fragmentation_bytes, r.kv_cached_bytes, r.kv_capacity_bytes, share,
                        r.prefix_hit_rate, r.running, r.waiting, r.swapped, r.preemptions, r.batch_tokens,
                        r.batch_seqs, r.host_kv_bytes);
+  }
+  if (complete) {
+    file.commit();
+  } else {
+    file.keep_partial();
   }
 }
 
@@ -80,9 +99,11 @@ nlohmann::json run_summary_json(const RunSummary& s) {
           {"prefix_hit_rate", s.prefix_hit_rate}};
 }
 
-nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r) {
+nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r, const std::string& interrupted) {
   nlohmann::json j;
   j["kvplan_version"] = KVPLAN_VERSION;
+  j["complete"] = interrupted.empty();
+  if (!interrupted.empty()) j["interrupted"] = interrupted;
   j["warnings"] = r.plan.warnings;
   j["inputs"] = {{"model", c.model.id},
                  {"gpu", c.gpu.id},
@@ -130,9 +151,9 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
   return j;
 }
 
-void write_summary_json(const std::string& path, const SimulationConfig& config, const SimulationResult& result) {
-  std::ofstream out = open_out(path);
-  out << json_text(summary_json(config, result), 2) << "\n";
+void write_summary_json(const std::string& path, const SimulationConfig& config, const SimulationResult& result,
+                        const std::string& interrupted) {
+  write_file_atomically(path, json_text(summary_json(config, result, interrupted), 2) + "\n");
 }
 
 }  // namespace kvplan::sim

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -74,6 +76,29 @@ TEST(ReportCli, PdfWithoutQtSaysSo) {
   kvplan::testing::expect_bad_input("report " + dir + "/s.json --pdf " + dir + "/r.pdf", {"PDF needs a build with Qt"});
   EXPECT_FALSE(std::filesystem::exists(dir + "/r.pdf"));
   std::filesystem::remove_all(dir);
+}
+
+TEST(ReportCli, OneUnwritableOutputLeavesNoFileBehind) {
+  // The JSON's folder does not exist: the HTML and CSV (and the PDF, with Qt) must not be left
+  // behind either, nor any .partial file.
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/s.json") << kScenario;
+  std::string outputs = " --html " + dir + "/r.html --csv " + dir + "/r.csv --json " + dir + "/missing/r.json";
+  if (KVPLAN_HAVE_REPORT_PDF) outputs += " --pdf " + dir + "/r.pdf";
+  kvplan::testing::expect_bad_input("report " + dir + "/s.json" + outputs, {dir + "/missing/r.json"});
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"s.json"});
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ReportCli, KvplanLinksNoQtAndNoCuda) {
+  // `kvplan` starts in milliseconds: Qt lives in kvplan-report-pdf, CUDA in kvplan-calibrate-run.
+  auto r = kvplan::testing::run_shell("ldd $KVPLAN");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* lib : {"libQt", "libcublas", "libcupti", "libcudart"}) {
+    EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << " in\n" << r.out;
+  }
 }
 
 }  // namespace

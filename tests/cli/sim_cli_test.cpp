@@ -1,6 +1,7 @@
 // End-to-end tests of `kvplan simulate` and `kvplan capacity`: files, determinism, bad input.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -110,3 +111,91 @@ TEST(SimCli, BadTraceRowNamesLineAndField) {
 }
 
 }  // namespace
+
+// ---- outputs are atomic and checked (issue 16) -------------------------------------------------
+
+namespace {
+
+using kvplan::testing::run_shell;
+using kvplan::testing::ScratchDir;
+
+bool exists(const std::string& p) { return std::filesystem::exists(p); }
+
+// A complete earlier run in `dir`, so that a later run that stops early could leave a stale mix.
+void complete_run(const std::string& dir) {
+  Result r = run("simulate --rate 20 --num-requests 50 --seed 9 --out " + dir);
+  ASSERT_EQ(r.status, 0) << r.out;
+  ASSERT_TRUE(exists(dir + "/summary.json"));
+  ASSERT_TRUE(exists(dir + "/requests.csv"));
+}
+
+// Long enough (minutes uninterrupted) that the signal always arrives mid-run.
+const std::string kLongRun = "simulate --rate 500 --num-requests 5000000 --seed 4 --out ";
+
+}  // namespace
+
+TEST(SimCli, InterruptedRunIsMarkedPartialNeverAStaleMix) {
+  ScratchDir d("sigint");
+  complete_run(d.path());
+  Result r = run_shell("$KVPLAN " + kLongRun + d.path() + " >/dev/null 2>&1 & pid=$!; sleep 1; kill -INT $pid; "
+                       "wait $pid; echo status=$?");
+  ASSERT_NE(r.out.find("status=130"), std::string::npos) << r.out;
+  // The earlier run's files are gone; this run's rows are kept under .partial names and the
+  // summary says it is incomplete and why.
+  EXPECT_FALSE(exists(d / "requests.csv"));
+  EXPECT_FALSE(exists(d / "timeseries.csv"));
+  ASSERT_TRUE(exists(d / "requests.csv.partial"));
+  ASSERT_TRUE(exists(d / "timeseries.csv.partial"));
+  ASSERT_TRUE(exists(d / "summary.json"));
+  nlohmann::json s = nlohmann::json::parse(slurp(d / "summary.json"));
+  EXPECT_FALSE(s["complete"].get<bool>());
+  EXPECT_NE(s["interrupted"].get<std::string>().find("SIGINT"), std::string::npos);
+  // Every row written is a whole row: the header plus `finished` requests.
+  std::string csv = slurp(d / "requests.csv.partial");
+  ASSERT_FALSE(csv.empty());
+  EXPECT_EQ(csv.back(), '\n');
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), s["summary"]["finished"].get<int64_t>() + 1);
+}
+
+TEST(SimCli, KilledRunLeavesNoCompletionMarker) {
+  ScratchDir d("sigkill");
+  complete_run(d.path());
+  Result r = run_shell("$KVPLAN " + kLongRun + d.path() + " >/dev/null 2>&1 & pid=$!; sleep 1; kill -KILL $pid; "
+                       "wait $pid; echo status=$?");
+  ASSERT_NE(r.out.find("status=137"), std::string::npos) << r.out;
+  // No summary.json: the directory does not claim to be a finished run, and nothing of the
+  // earlier run is left to be mistaken for this one.
+  EXPECT_FALSE(exists(d / "summary.json"));
+  EXPECT_FALSE(exists(d / "requests.csv"));
+  EXPECT_FALSE(exists(d / "timeseries.csv"));
+}
+
+TEST(SimCli, CompleteRunLeavesNoPartialFiles) {
+  ScratchDir d("complete");
+  complete_run(d.path());
+  EXPECT_TRUE(exists(d / "timeseries.csv"));
+  EXPECT_FALSE(exists(d / "requests.csv.partial"));
+  EXPECT_FALSE(exists(d / "timeseries.csv.partial"));
+  EXPECT_FALSE(exists(d / "summary.json.partial"));
+  EXPECT_TRUE(nlohmann::json::parse(slurp(d / "summary.json"))["complete"].get<bool>());
+}
+
+TEST(SimCli, FullDiskIsExit2AndNoSummary) {
+  // A file-size limit of 1 KiB makes every write past it fail (EFBIG), as a full disk would.
+  ScratchDir d("fulldisk");
+  Result r = run_shell("trap \"\" XFSZ; ulimit -f 2; $KVPLAN simulate --rate 20 --num-requests 400 --out " + d.path() +
+                       "; echo status=$?");
+  EXPECT_NE(r.out.find("status=2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("wrote "), std::string::npos) << r.out;
+  EXPECT_FALSE(exists(d / "summary.json"));
+  EXPECT_FALSE(exists(d / "requests.csv"));
+}
+
+TEST(SimCli, StdoutToAFullDeviceIsExit2) {
+  Result r = run_shell("$KVPLAN simulate --rate 20 --num-requests 50 > /dev/full; echo status=$?");
+  EXPECT_NE(r.out.find("status=2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stdout"), std::string::npos) << r.out;
+  Result j = run_shell("$KVPLAN models --json > /dev/full; echo status=$?");
+  EXPECT_NE(j.out.find("status=2"), std::string::npos) << j.out;
+}

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,8 +87,12 @@ struct SvgChart {
   double width = 0, height = 0;
 };
 std::vector<SvgChart> report_svg_charts(const ReportInput& input);
-// Writes the HTML, CSV and JSON files named in `files` (ignores files.pdf).
-void write_report_data(const ReportInput& input, const ReportFiles& files);
+// Writes the HTML, CSV and JSON files named in `files`, and the PDF through `write_pdf` (called with
+// the temporary path to paint) when files.pdf is set and a writer is given. All or nothing: every
+// file goes to <name>.partial first and is renamed only after all of them were written and checked,
+// so a failure leaves none of the requested files behind.
+void write_report_data(const ReportInput& input, const ReportFiles& files,
+                       const std::function<void(const std::string& path)>& write_pdf = {});
 
 // Qt part (kvplan_report): the PDF, and every file in `files`. Creates an offscreen
 // QGuiApplication if none exists (never needs a display).
