@@ -20,9 +20,8 @@ struct CliResult {
   std::string out;  // stdout and stderr together
 };
 
-// `stderr_too`: false keeps only stdout (JSON answers; progress and timing go to stderr).
-inline CliResult run_cli(const std::string& args, bool stderr_too = true) {
-  std::string cmd = std::string(KVPLAN_BIN) + " " + args + (stderr_too ? " 2>&1" : " 2>/dev/null");
+// Runs a shell command line, capturing what it writes to stdout.
+inline CliResult run_command(const std::string& cmd) {
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;
@@ -34,18 +33,14 @@ inline CliResult run_cli(const std::string& args, bool stderr_too = true) {
   return r;
 }
 
+// `stderr_too`: false keeps only stdout (JSON answers; progress and timing go to stderr).
+inline CliResult run_cli(const std::string& args, bool stderr_too = true) {
+  return run_command(std::string(KVPLAN_BIN) + " " + args + (stderr_too ? " 2>&1" : " 2>/dev/null"));
+}
+
 // A shell command line (for signals, redirections and limits); $KVPLAN stands for the binary.
 inline CliResult run_shell(const std::string& script) {
-  std::string cmd = "KVPLAN='" + std::string(KVPLAN_BIN) + "' sh -c '" + script + "' 2>&1";
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
+  return run_command("KVPLAN='" + std::string(KVPLAN_BIN) + "' sh -c '" + script + "' 2>&1");
 }
 
 // A fresh directory under the test temporary folder, removed with everything in it at the end of

@@ -129,16 +129,19 @@ void complete_run(const std::string& dir) {
   ASSERT_TRUE(exists(dir + "/requests.csv"));
 }
 
-// Long enough (minutes uninterrupted) that the signal always arrives mid-run.
-const std::string kLongRun = "simulate --rate 500 --num-requests 5000000 --seed 4 --out ";
+// Starts a long run (minutes uninterrupted) into `dir`, sends `signal` after a second, and returns
+// the shell's "status=N" line.
+Result interrupt_long_run(const std::string& dir, const std::string& signal) {
+  return run_shell("$KVPLAN simulate --rate 500 --num-requests 5000000 --seed 4 --out " + dir +
+                   " >/dev/null 2>&1 & pid=$!; sleep 1; kill -" + signal + " $pid; wait $pid; echo status=$?");
+}
 
 }  // namespace
 
 TEST(SimCli, InterruptedRunIsMarkedPartialNeverAStaleMix) {
   ScratchDir d("sigint");
   complete_run(d.path());
-  Result r = run_shell("$KVPLAN " + kLongRun + d.path() + " >/dev/null 2>&1 & pid=$!; sleep 1; kill -INT $pid; "
-                       "wait $pid; echo status=$?");
+  Result r = interrupt_long_run(d.path(), "INT");
   ASSERT_NE(r.out.find("status=130"), std::string::npos) << r.out;
   // The earlier run's files are gone; this run's rows are kept under .partial names and the
   // summary says it is incomplete and why.
@@ -160,8 +163,7 @@ TEST(SimCli, InterruptedRunIsMarkedPartialNeverAStaleMix) {
 TEST(SimCli, KilledRunLeavesNoCompletionMarker) {
   ScratchDir d("sigkill");
   complete_run(d.path());
-  Result r = run_shell("$KVPLAN " + kLongRun + d.path() + " >/dev/null 2>&1 & pid=$!; sleep 1; kill -KILL $pid; "
-                       "wait $pid; echo status=$?");
+  Result r = interrupt_long_run(d.path(), "KILL");
   ASSERT_NE(r.out.find("status=137"), std::string::npos) << r.out;
   // No summary.json: the directory does not claim to be a finished run, and nothing of the
   // earlier run is left to be mistaken for this one.
