@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <span>
 
 #include <fmt/format.h>
 
@@ -29,6 +28,7 @@
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/kv_scheme.h"
 #include "kvplan/core/model_config.h"
+#include "kvplan/core/op_time.h"
 #include "kvplan/core/perf_profile.h"
 #include "kvplan/core/step_ops.h"
 
@@ -185,42 +185,11 @@ struct StepCostModel::Impl {
     return k;
   }
 
-  double bandwidth(Stream stream) const {
-    switch (stream) {
-      case Stream::kComm:
-        return gpu.interconnect_bytes_per_s > 0 ? gpu.interconnect_bytes_per_s : gpu.pcie_bytes_per_s;
-      case Stream::kCopy: return gpu.pcie_bytes_per_s;
-      case Stream::kCompute: break;
-    }
-    return gpu.memory_bandwidth_bytes_per_s;
-  }
-
-  // Roofline time of one op instance, in ns (double).
+  // One operator instance in ns: the roofline with the profile's curves, grid and floor
+  // (core/op_time.h, shared with the calibration fitter), plus launch overhead outside CUDA graphs.
   double op_time_ns(const StepOp& op, bool launch) const {
     const OpClassProfile& c = profile.at(op.op_class);
-    double t = 0;
-    if (op.flops > 0) t = op.flops / (gpu.peak_flops(op.dtype) * c.compute.at(op.flops));
-    if (op.bytes > 0) {
-      const double e_m = c.memory.at(op.bytes);
-      const double bw = bandwidth(op.stream);
-      t = std::max(t, op.bytes / (bw * e_m));
-      if (op.critical_ctas > 0 && op.critical_bytes > 0 && gpu.num_sms > 0) {
-        // The longest sequence can use at most critical_ctas of the num_sms SMs.
-        const double share = std::min(1.0, static_cast<double>(op.critical_ctas) / gpu.num_sms);
-        t = std::max(t, op.critical_bytes / (bw * e_m * share));
-      }
-    }
-    // Measured correction by shape (tile/wave quantisation, occupancy, protocol switches), where
-    // the profile has a grid for this operator's variant.
-    if (op.shape.dims > 0 && !c.grids.empty()) {
-      if (auto it = c.grids.find(dtype_name(op.grid_dtype)); it != c.grids.end()) {
-        const std::array<double, 4> x = grid_coordinates(op.op_class, op.shape);
-        t *= it->second.factor(std::span<const double>(x.data(), static_cast<size_t>(op.shape.dims)));
-      }
-    }
-    t *= 1e9;
-    // A kernel never takes less than its floor, CUDA graph or not.
-    t = std::max(t, op.kernels * c.floor_ns);
+    double t = op_kernel_ns(c, gpu, op);
     if (launch) t += op.kernels * c.launch_overhead_ns;
     return t;
   }
