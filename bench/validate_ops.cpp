@@ -85,10 +85,13 @@ int main(int argc, char** argv) {
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count());
       const kvplan::PerfProfile datasheet = kvplan::PerfProfile::datasheet_default(gpu);
       const cal::FitOptions defaults;
+      std::map<OpClass, bool> validated;  // classes the fitter split (enough rows)
+      for (const cal::ClassFit& c : fit.classes) validated[c.op_class] = c.heldout.rows > 0;
       std::map<std::string, Line> by_key;
       for (const cal::Measurement& m : rows) {
         if (!cal::is_heldout(m, defaults.heldout_percent)) continue;
         const kvplan::StepOp op = cal::row_op(m);
+        if (!validated[op.op_class]) continue;  // fitted on every row: nothing held out
         const kvplan::OpClassProfile& fitted = fit.profile.at(op.op_class);
         kvplan::OpClassProfile curves = fitted;
         curves.grids.clear();

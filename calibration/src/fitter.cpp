@@ -10,6 +10,7 @@
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "kvplan/calibration/heldout_split.h"
@@ -409,6 +410,7 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
         v.variant = variant;
         v.cells = static_cast<int64_t>(g.grid.size());
         v.smoothing = g.smoothing;
+        v.axis_weights = g.axis_weights;
         p.grids[variant] = std::move(g.grid);
         out.variants.push_back(std::move(v));
       }
@@ -418,7 +420,7 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
     if (options.fit_floor) {
       double floor = std::numeric_limits<double>::infinity();
       for (const ClassRow* cr : fitted) floor = std::min(floor, cr->m->median_ns / std::max(1, cr->op.kernels));
-      if (std::isfinite(floor)) p.floor_ns = std::round(floor);
+      if (std::isfinite(floor)) p.floor_ns = std::floor(floor);  // whole ns, never above a measured kernel
       out.floor_ns = p.floor_ns;
     }
 
@@ -450,7 +452,8 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
     p.source = source_of(cls);
     std::string grids;
     for (const VariantFit& v : out.variants) {
-      grids += fmt::format("{}{} ({} cells, λ {})", grids.empty() ? "" : ", ", v.variant, v.cells, v.smoothing);
+      grids += fmt::format("{}{} ({} cells, λ {}, axis weights {})", grids.empty() ? "" : ", ", v.variant, v.cells,
+                           v.smoothing, fmt::join(v.axis_weights, "/"));
     }
     const std::string heldout =
         out.heldout.rows > 0

@@ -85,6 +85,7 @@ struct VariantFit {
   std::string variant;        // "bf16", "fp8_e4m3"
   int64_t cells = 0;
   double smoothing = 0;       // λ the grid fitter chose
+  std::vector<double> axis_weights;  // and its multiplier per axis
   ErrorStats fitted, heldout; // through the whole class profile (curves, grid, floor)
 };
 
