@@ -1,4 +1,5 @@
-// `kvplan calibrate inspect | import | fit | run`.
+// `kvplan calibrate inspect | import | import-published | fit | run`.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -11,11 +12,13 @@
 #include "commands.h"
 #include "flag_parse.h"
 #include "kvplan/calibration/fit_run.h"
+#include "kvplan/calibration/published_import.h"
 #include "kvplan/calibration/store.h"
 #include "kvplan/config.h"
 #include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
+#include "kvplan/core/presets.h"
 
 #include "sibling_exec.h"
 
@@ -86,6 +89,35 @@ nlohmann::json fit_json(const cal::StoredFit& f) {
           {"created_utc", f.created_utc}};
 }
 
+// JSON with two-space indentation whose arrays of scalars stay on one line: a profile's shape
+// grids hold thousands of numbers, one per line would make the file several times larger.
+void write_json(std::ostream& out, const nlohmann::json& j, int indent) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  if (j.is_object() && !j.empty()) {
+    out << "{\n";
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+      out << pad << "  " << json_text(nlohmann::json(it.key())) << ": ";
+      write_json(out, it.value(), indent + 2);
+      out << (i + 1 < j.size() ? ",\n" : "\n");
+    }
+    out << pad << "}";
+    return;
+  }
+  const bool flat = j.is_array() && std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_primitive(); });
+  if (j.is_array() && !j.empty() && !flat) {
+    out << "[\n";
+    for (size_t i = 0; i < j.size(); ++i) {
+      out << pad << "  ";
+      write_json(out, j[i], indent + 2);
+      out << (i + 1 < j.size() ? ",\n" : "\n");
+    }
+    out << pad << "]";
+    return;
+  }
+  out << json_text(j);
+}
+
 }  // namespace
 
 int run_calibrate_inspect(const std::string& file, bool json) {
@@ -142,38 +174,83 @@ int run_calibrate_import(const std::string& dest, const std::string& src) {
   return 0;
 }
 
+int run_calibrate_import_published(const CalibrateImportPublishedRequest& request) {
+  cal::PublishedImportOptions options;
+  if (!request.gpu.empty()) options.gpu = resolve_gpu(request.gpu).id;  // aliases work, unknown ids are refused
+  cal::CalibrationStore db = cal::CalibrationStore::open(request.out, cal::OpenMode::kCreate);
+  cal::PublishedImportResult r = cal::import_published(db, request.dir, options);
+  std::cout << fmt::format("imported {} published run(s), {} rows, from {} ({}) into {}", r.run_ids.size(), r.rows,
+                           request.dir, fmt::join(r.tables, ", "), request.out);
+  if (!r.run_ids.empty()) std::cout << fmt::format(" (new run ids {})", fmt::join(r.run_ids, ", "));
+  std::cout << "\n";
+  for (const std::string& n : r.notes) std::cout << "  note: " << n << "\n";
+  return 0;
+}
+
 int run_calibrate_fit(const CalibrateFitRequest& request) {
-  std::optional<int64_t> run_id;
-  if (!request.run.empty()) {
-    run_id = parse_int_flag("run", request.run);
-    if (*run_id < 1) throw ConfigError(fmt::format("--run={} must be >= 1", request.run));
+  std::vector<int64_t> run_ids;  // empty with --run all: every complete run
+  bool all = false;
+  if (request.run == "all") {
+    all = true;
+  } else if (!request.run.empty()) {
+    size_t begin = 0;
+    while (begin <= request.run.size()) {
+      const size_t comma = std::min(request.run.find(',', begin), request.run.size());
+      const std::string one = request.run.substr(begin, comma - begin);
+      const int64_t id = parse_int_flag("run", one);
+      if (id < 1) throw ConfigError(fmt::format("--run={}: run id {} must be >= 1", request.run, one));
+      run_ids.push_back(id);
+      begin = comma + 1;
+    }
   }
   cal::CalibrationStore db = cal::CalibrationStore::open(request.file, cal::OpenMode::kExisting);
-  cal::RunFit fit = cal::fit_run(db, run_id, request.gpu);
+  cal::RunFit fit = all || run_ids.size() > 1 ? cal::fit_runs(db, run_ids, request.gpu)
+                                               : cal::fit_run(db, run_ids.empty() ? std::nullopt
+                                                                                  : std::optional<int64_t>(run_ids[0]),
+                                                              request.gpu);
   // All or nothing: the profile is written to <out>.partial and checked, the fits are stored, and
   // only then is the file moved into place. A failure leaves neither a fit.json nor stored fits.
   AtomicFile out(request.out);
-  out.stream() << json_text(fit.report.profile.to_json(), 2) << "\n";
+  write_json(out.stream(), fit.report.profile.to_json(), 0);
+  out.stream() << "\n";
   int64_t stored = cal::record_fits(db, fit);
   out.commit();
 
   for (const std::string& w : fit.report.warnings) std::cerr << "kvplan: warning: " << w << "\n";
-  if (fit.run.status != cal::RunStatus::kComplete) {
-    std::cerr << fmt::format("kvplan: warning: run {} is {}, not complete: fitting the rows it has\n", fit.run.id,
-                             cal::run_status_name(fit.run.status));
+  int64_t rows = 0;
+  for (const cal::StoredRun& r : fit.runs) {
+    rows += r.num_rows;
+    if (r.status != cal::RunStatus::kComplete) {
+      std::cerr << fmt::format("kvplan: warning: run {} is {}, not complete: fitting the rows it has\n", r.id,
+                               cal::run_status_name(r.status));
+    }
   }
-  std::cout << fmt::format("fitted run {} of {} ({}, {} rows) against the {} datasheet roofs\n", fit.run.id,
-                           request.file, fit.run.info.gpu_name, fit.run.num_rows, fit.gpu.id);
-  std::cout << fmt::format("  {:<18}{:>7}{:>10}{:>12}{:>10}{:>12}{:>8}{:>8}\n", "class", "rows", "e_c max", "e_c half",
-                           "e_m max", "e_m half", "MAPE", "p90");
+  if (fit.runs.size() == 1) {
+    std::cout << fmt::format("fitted run {} of {} ({}, {} rows) against the {} datasheet roofs\n", fit.run.id,
+                             request.file, fit.run.info.gpu_name, fit.run.num_rows, fit.gpu.id);
+  } else {
+    std::vector<int64_t> ids;
+    for (const cal::StoredRun& r : fit.runs) ids.push_back(r.id);
+    std::cout << fmt::format("fitted runs {} of {} ({} rows) against the {} datasheet roofs\n", fmt::join(ids, ", "),
+                             request.file, rows, fit.gpu.id);
+  }
+  std::cout << fmt::format("  {:<18}{:>7}{:>10}{:>12}{:>10}{:>12}{:>8}{:>8}{:>9}{:>10}\n", "class", "rows", "e_c max",
+                           "e_c half", "e_m max", "e_m half", "MAPE", "p90", "held-out", "ho p90");
   for (const cal::ClassFit& c : fit.report.classes) {
-    std::cout << fmt::format("  {:<18}{:>7}{:>10.3f}{:>12.3g}{:>10.3f}{:>12.3g}{:>7.1f}%{:>7.1f}%\n",
+    std::cout << fmt::format("  {:<18}{:>7}{:>10.3f}{:>12.3g}{:>10.3f}{:>12.3g}{:>7.1f}%{:>7.1f}%{:>9}{:>9.1f}%\n",
                              op_class_name(c.op_class), c.num_points, c.profile.compute.e_max,
                              c.profile.compute.half_size, c.profile.memory.e_max, c.profile.memory.half_size,
-                             c.mape * 100, c.p90_rel_error * 100);
-    std::cout << fmt::format("      compute: {}; memory: {}\n", c.compute.how, c.memory.how);
+                             c.mape * 100, c.p90_rel_error * 100, c.heldout.rows, c.heldout.p90 * 100);
+    std::cout << fmt::format("      compute: {}; memory: {}; floor {:.0f} ns\n", c.compute.how, c.memory.how,
+                             c.floor_ns);
+    for (const cal::VariantFit& v : c.variants) {
+      std::cout << fmt::format("      grid {}: {} cells, smoothing {}; held-out {} rows, median {:.1f}%, p90 {:.1f}%\n",
+                               v.variant, v.cells, v.smoothing, v.heldout.rows, v.heldout.median * 100,
+                               v.heldout.p90 * 100);
+    }
+    std::cout << fmt::format("      source: {}\n", c.profile.source);
   }
-  std::cout << fmt::format("{} class(es) measured ({}), the others datasheet; wrote {}; stored {} fit(s) in {}\n",
+  std::cout << fmt::format("{} class(es) fitted ({}), the others datasheet; wrote {}; stored {} fit(s) in {}\n",
                            fit.report.classes.size(), fit.label, request.out, stored, request.file);
   return 0;
 }

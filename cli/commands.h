@@ -47,9 +47,15 @@ int run_report(const ReportRequest& request);
 // `kvplan calibrate ...` (calibrate_command.cpp).
 int run_calibrate_inspect(const std::string& file, bool json);
 int run_calibrate_import(const std::string& dest, const std::string& src);
+struct CalibrateImportPublishedRequest {
+  std::string dir;  // folder of published tables (data/measurements)
+  std::string out;  // database to write (created when missing)
+  std::string gpu;  // GPU preset: only its tables; "" = every GPU
+};
+int run_calibrate_import_published(const CalibrateImportPublishedRequest& request);
 struct CalibrateFitRequest {
   std::string file;
-  std::string run;  // run id as typed; "" = the newest complete run
+  std::string run;  // as typed: "" = the newest complete run; "all" = every complete run; "3" or "1,2,5"
   std::string gpu;  // preset the efficiencies are relative to; "" = matched from the run's GPU name
   std::string out;  // PerfProfile JSON
 };

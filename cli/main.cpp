@@ -140,10 +140,17 @@ int run_command_line(int argc, char** argv) {
   auto* cal_import = calibrate->add_subcommand("import", "Copy every run of SRC into DEST as new runs (never overwrites)");
   cal_import->add_option("dest", cal_file, "Destination database (created when missing)")->required();
   cal_import->add_option("src", cal_src, "Database to copy from")->required();
+  kvplan::cli::CalibrateImportPublishedRequest published_request;
+  auto* cal_published = calibrate->add_subcommand(
+      "import-published", "Read published GPU operator tables (data/measurements) into a database as 'published' runs");
+  cal_published->add_option("dir", published_request.dir, "Folder of the tables (data/measurements)")->required();
+  cal_published->add_option("--out", published_request.out, "Database to write (created when missing)")->required();
+  cal_published->add_option("--gpu", published_request.gpu, "Only this GPU preset's tables (default: every GPU)");
   kvplan::cli::CalibrateFitRequest fit_request;
   auto* cal_fit = calibrate->add_subcommand("fit", "Fit efficiency curves per operator class; write a PerfProfile JSON");
   cal_fit->add_option("file", fit_request.file, "Calibration database (.sqlite)")->required();
-  cal_fit->add_option("--run", fit_request.run, "Run id (default: the newest complete run)");
+  cal_fit->add_option("--run", fit_request.run,
+                      "Run id, ids joined by commas, or 'all' (every complete run, pooled; default: the newest complete run)");
   cal_fit->add_option("--gpu", fit_request.gpu, "GPU preset the efficiencies are relative to (default: from the run)");
   cal_fit->add_option("--out", fit_request.out, "PerfProfile JSON to write (use with --profile)")->required();
   kvplan::cli::CalibrateRunRequest run_request;
@@ -184,6 +191,7 @@ int run_command_line(int argc, char** argv) {
     if (report->parsed()) return kvplan::cli::run_report(report_request);
     if (cal_inspect->parsed()) return kvplan::cli::run_calibrate_inspect(cal_file, cal_json);
     if (cal_import->parsed()) return kvplan::cli::run_calibrate_import(cal_file, cal_src);
+    if (cal_published->parsed()) return kvplan::cli::run_calibrate_import_published(published_request);
     if (cal_fit->parsed()) return kvplan::cli::run_calibrate_fit(fit_request);
     if (cal_run->parsed()) return kvplan::cli::run_calibrate_run(run_request);
     if (simulate->parsed() || capacity->parsed()) {

@@ -10,9 +10,13 @@
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "kvplan/calibration/heldout_split.h"
+#include "kvplan/calibration/row_ops.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/op_time.h"
 
 namespace kvplan::calibration {
 
@@ -256,7 +260,30 @@ double predicted_kernel_ns(const OpClassProfile& c, double flops, double bytes, 
   return t * kNsPerS;
 }
 
+ErrorStats error_stats(std::vector<double> rel) {
+  ErrorStats e;
+  e.rows = static_cast<int64_t>(rel.size());
+  if (rel.empty()) return e;
+  double sum = 0;
+  for (double v : rel) sum += v;
+  e.mean = sum / static_cast<double>(rel.size());
+  e.median = percentile(rel, 0.5);
+  e.p90 = percentile(rel, 0.9);
+  e.max = percentile(std::move(rel), 1.0);
+  return e;
+}
+
+double predicted_row_ns(const OpClassProfile& c, const GpuSpec& gpu, const Measurement& row) {
+  return op_kernel_ns(c, gpu, row_op(row));
+}
+
 FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, std::string_view label,
+                      const FitOptions& options) {
+  const std::string source = fmt::format("measured ({})", label);
+  return fit_profile(rows, gpu, [&](OpClass) { return source; }, options);
+}
+
+FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, const ClassSource& source_of,
                       const FitOptions& options) {
   FitReport report;
   const PerfProfile datasheet = PerfProfile::datasheet_default(gpu);
@@ -266,8 +293,13 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
     c.note = "no calibration rows for this class; " + c.note;
   }
 
-  // Usable rows per class.
-  std::map<OpClass, std::vector<const Measurement*>> by_class;
+  // Usable rows per class, with the operator each stands for.
+  struct ClassRow {
+    const Measurement* m = nullptr;
+    StepOp op;
+    bool heldout = false;
+  };
+  std::map<OpClass, std::vector<ClassRow>> by_class;
   std::map<std::string, int64_t> unknown_classes;
   int64_t unusable = 0;
   for (const Measurement& m : rows) {
@@ -284,7 +316,7 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
       ++unusable;
       continue;
     }
-    by_class[c].push_back(&m);
+    by_class[c].push_back(ClassRow{&m, row_op(m), false});
   }
   for (const auto& [name, n] : unknown_classes) {
     report.warnings.push_back(fmt::format("{} row(s) with operator class '{}' skipped: not a PerfProfile class", n, name));
@@ -295,7 +327,7 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
   }
 
   std::string counts;
-  for (const auto& [cls, list] : by_class) {
+  for (auto& [cls, list] : by_class) {
     const OpClassProfile& ds = datasheet.at(cls);
     counts += fmt::format("{}{}: {}", counts.empty() ? "" : ", ", op_class_name(cls), list.size());
     if (static_cast<int>(list.size()) < options.min_points) {
@@ -303,17 +335,38 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
                                             op_class_name(cls), list.size(), options.min_points));
       continue;
     }
+    // Held-out split by shape (heldout_split.h), when the class has enough rows for both sides.
+    int64_t n_heldout = 0;
+    if (options.heldout_percent > 0 && static_cast<int64_t>(list.size()) >= options.min_rows_for_heldout) {
+      for (ClassRow& r : list) {
+        r.heldout = is_heldout(*r.m, options.heldout_percent);
+        n_heldout += r.heldout ? 1 : 0;
+      }
+      if (static_cast<int64_t>(list.size()) - n_heldout < options.min_points) {
+        for (ClassRow& r : list) r.heldout = false;
+        n_heldout = 0;
+      }
+    }
+
+    // 1. Curves, on the fitted rows. The critical path of decode attention multiplies the memory
+    // time by κ >= 1, independent of the curve: it is folded into the row's memory roof.
     std::vector<Row> fit_rows;
-    std::vector<Roofs> roofs;
-    for (const Measurement* m : list) {
-      Roofs rf = roofs_for(cls, gpu, row_compute_dtype(*m));
+    std::vector<const ClassRow*> fitted;
+    for (const ClassRow& cr : list) {
+      if (cr.heldout) continue;
+      const StepOp& op = cr.op;
       Row r;
-      r.size = {m->flops, m->bytes};
-      r.roof = {rf.peak_flops > 0 ? rf.peak_flops : gpu.peak_flops_bf16, rf.bandwidth};
-      r.t_s = m->median_ns / kNsPerS;
+      r.size = {op.flops, op.bytes};
+      double kappa = 1.0;
+      if (op.critical_ctas > 0 && op.critical_bytes > 0 && gpu.num_sms > 0 && op.bytes > 0) {
+        const double share = std::min(1.0, static_cast<double>(op.critical_ctas) / gpu.num_sms);
+        kappa = std::max(1.0, op.critical_bytes / (op.bytes * share));
+      }
+      r.roof = {gpu.peak_flops(op.dtype), stream_bandwidth(gpu, op.stream) / kappa};
+      r.t_s = cr.m->median_ns / kNsPerS;
       if (r.roof[kCompute] <= 0 || r.roof[kMemory] <= 0) continue;
       fit_rows.push_back(r);
-      roofs.push_back(Roofs{r.roof[kCompute], r.roof[kMemory]});
+      fitted.push_back(&cr);
     }
     if (static_cast<int>(fit_rows.size()) < options.min_points) {
       report.warnings.push_back(fmt::format("class {}: GPU '{}' has no roof for these rows; datasheet kept",
@@ -333,29 +386,92 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
     p.memory = f.sides[kMemory].curve();
     p.launch_overhead_ns = ds.launch_overhead_ns;
 
-    std::vector<double> rel;
-    for (std::size_t i = 0; i < fit_rows.size(); ++i) {
-      double pred = predicted_kernel_ns(p, fit_rows[i].size[kCompute], fit_rows[i].size[kMemory], roofs[i]);
-      rel.push_back(std::abs(pred / (fit_rows[i].t_s * kNsPerS) - 1.0));
+    // 2. One grid per variant on ln(measured / curve time) of the fitted rows with a shape.
+    if (options.fit_grids && !grid_axes(cls).empty()) {
+      std::map<std::string, std::vector<GridSample>, std::less<>> samples;
+      for (const ClassRow* cr : fitted) {
+        if (cr->op.shape.dims <= 0) continue;
+        const double curve_ns = op_roofline_s(p, gpu, cr->op) * kNsPerS;
+        if (!(curve_ns > 0)) continue;
+        GridSample s;
+        s.x = grid_coordinates(cls, cr->op.shape);
+        s.y = std::log(cr->m->median_ns / curve_ns);
+        s.key_hash = split_hash(split_key(*cr->m));
+        samples[std::string(dtype_name(cr->op.grid_dtype))].push_back(s);
+      }
+      for (const auto& [variant, list_v] : samples) {
+        if (static_cast<int>(list_v.size()) < options.min_grid_rows) {
+          report.warnings.push_back(fmt::format("class {} variant {}: {} row(s) with a shape, need >= {} for a grid",
+                                                op_class_name(cls), variant, list_v.size(), options.min_grid_rows));
+          continue;
+        }
+        GridFit g = fit_shape_grid(list_v, grid_axes(cls), options.grid);
+        VariantFit v;
+        v.variant = variant;
+        v.cells = static_cast<int64_t>(g.grid.size());
+        v.smoothing = g.smoothing;
+        v.axis_weights = g.axis_weights;
+        p.grids[variant] = std::move(g.grid);
+        out.variants.push_back(std::move(v));
+      }
     }
-    double sum = 0;
-    for (double e : rel) sum += e;
-    out.mape = sum / static_cast<double>(rel.size());
-    out.p90_rel_error = percentile(rel, 0.9);
-    out.max_rel_error = percentile(rel, 1.0);
 
-    p.source = fmt::format("measured ({})", label);
-    p.note = fmt::format("{} rows, MAPE {:.1f}%, p90 error {:.1f}%; compute curve: {} ({} rows), memory curve: {} "
-                         "({} rows); launch overhead from the datasheet",
-                         out.num_points, out.mape * 100, out.p90_rel_error * 100, out.compute.how,
-                         out.compute.active_rows, out.memory.how, out.memory.active_rows);
+    // 3. Floor: no kernel of the class was measured faster than this.
+    if (options.fit_floor) {
+      double floor = std::numeric_limits<double>::infinity();
+      for (const ClassRow* cr : fitted) floor = std::min(floor, cr->m->median_ns / std::max(1, cr->op.kernels));
+      if (std::isfinite(floor)) p.floor_ns = std::floor(floor);  // whole ns, never above a measured kernel
+      out.floor_ns = p.floor_ns;
+    }
+
+    // 4. Errors through the whole class profile (op_time.h): fitted rows and held-out rows, per
+    // class and per variant.
+    std::vector<double> rel_fit, rel_out;
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>, std::less<>> rel_variant;
+    for (const ClassRow& cr : list) {
+      const double e = std::abs(op_kernel_ns(p, gpu, cr.op) / cr.m->median_ns - 1.0);
+      (cr.heldout ? rel_out : rel_fit).push_back(e);
+      if (cr.op.shape.dims > 0) {
+        auto& v = rel_variant[std::string(dtype_name(cr.op.grid_dtype))];
+        (cr.heldout ? v.second : v.first).push_back(e);
+      }
+    }
+    const ErrorStats fit_stats = error_stats(rel_fit);
+    out.mape = fit_stats.mean;
+    out.p90_rel_error = fit_stats.p90;
+    out.max_rel_error = fit_stats.max;
+    out.heldout = error_stats(rel_out);
+    p.heldout_p90_rel_error = out.heldout.p90;
+    for (VariantFit& v : out.variants) {
+      auto it = rel_variant.find(v.variant);
+      if (it == rel_variant.end()) continue;
+      v.fitted = error_stats(it->second.first);
+      v.heldout = error_stats(it->second.second);
+    }
+
+    p.source = source_of(cls);
+    std::string grids;
+    for (const VariantFit& v : out.variants) {
+      grids += fmt::format("{}{} ({} cells, λ {}, axis weights {})", grids.empty() ? "" : ", ", v.variant, v.cells,
+                           v.smoothing, fmt::join(v.axis_weights, "/"));
+    }
+    const std::string heldout =
+        out.heldout.rows > 0
+            ? fmt::format("held-out {} rows ({}% of shapes): median error {:.1f}%, p90 {:.1f}%", out.heldout.rows,
+                          options.heldout_percent, out.heldout.median * 100, out.heldout.p90 * 100)
+            : std::string("no held-out rows (too few rows to split)");
+    p.note = fmt::format(
+        "{} rows fitted, MAPE {:.1f}%, p90 error {:.1f}%; {}; compute curve: {} ({} rows), memory curve: {} ({} rows); "
+        "shape grids: {}; floor {:.0f} ns; launch overhead from the datasheet",
+        out.num_points, out.mape * 100, out.p90_rel_error * 100, heldout, out.compute.how, out.compute.active_rows,
+        out.memory.how, out.memory.active_rows, grids.empty() ? "none" : grids, p.floor_ns);
     report.profile.at(cls) = p;
     report.classes.push_back(out);
   }
   if (report.classes.empty()) {
     std::string why = counts.empty() ? "no usable rows" : "usable rows per class: " + counts;
     for (const std::string& w : report.warnings) why += "; " + w;
-    throw ConfigError(fmt::format("calibration fit ({}): no operator class has >= {} usable rows ({})", label,
+    throw ConfigError(fmt::format("calibration fit ({}): no operator class has >= {} usable rows ({})", gpu.id,
                                   options.min_points, why));
   }
   return report;

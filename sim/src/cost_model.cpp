@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <span>
 
 #include <fmt/format.h>
 
@@ -29,6 +28,7 @@
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/kv_scheme.h"
 #include "kvplan/core/model_config.h"
+#include "kvplan/core/op_time.h"
 #include "kvplan/core/perf_profile.h"
 #include "kvplan/core/step_ops.h"
 
@@ -185,18 +185,9 @@ struct StepCostModel::Impl {
     return k;
   }
 
-  double bandwidth(Stream stream) const {
-    switch (stream) {
-      case Stream::kComm:
-        return gpu.interconnect_bytes_per_s > 0 ? gpu.interconnect_bytes_per_s : gpu.pcie_bytes_per_s;
-      case Stream::kCopy: return gpu.pcie_bytes_per_s;
-      case Stream::kCompute: break;
-    }
-    return gpu.memory_bandwidth_bytes_per_s;
-  }
-
-  // Roofline time of one op instance, in ns (double).
-  // One op instance's time and what set it.
+  // One op instance's time and what set it: the roofline with the profile's curves, grid and
+  // floor (core/op_time.h, shared with the calibration fitter), plus launch overhead outside CUDA
+  // graphs. The parts are for --explain-step; total_ns is what the simulator uses.
   struct OpTimeParts {
     double compute_ns = 0;   // FLOPs at the dtype's peak x compute efficiency
     double memory_ns = 0;    // bytes at bandwidth x memory efficiency (incl. the longest sequence)
@@ -210,28 +201,14 @@ struct StepCostModel::Impl {
     const OpClassProfile& c = profile.at(op.op_class);
     OpTimeParts p;
     if (op.flops > 0) p.compute_ns = op.flops / (gpu.peak_flops(op.dtype) * c.compute.at(op.flops)) * 1e9;
-    if (op.bytes > 0) {
-      const double e_m = c.memory.at(op.bytes);
-      const double bw = bandwidth(op.stream);
-      p.memory_ns = op.bytes / (bw * e_m) * 1e9;
-      if (op.critical_ctas > 0 && op.critical_bytes > 0 && gpu.num_sms > 0) {
-        // The longest sequence can use at most critical_ctas of the num_sms SMs.
-        const double share = std::min(1.0, static_cast<double>(op.critical_ctas) / gpu.num_sms);
-        p.memory_ns = std::max(p.memory_ns, op.critical_bytes / (bw * e_m * share) * 1e9);
-      }
-    }
-    // Measured correction by shape (tile/wave quantisation, occupancy, protocol switches), where
-    // the profile has a grid for this operator's variant.
-    if (op.shape.dims > 0 && !c.grids.empty()) {
-      if (auto it = c.grids.find(dtype_name(op.grid_dtype)); it != c.grids.end()) {
-        const std::array<double, 4> x = grid_coordinates(op.op_class, op.shape);
-        p.grid_factor = it->second.factor(std::span<const double>(x.data(), static_cast<size_t>(op.shape.dims)));
-      }
-    }
+    // The memory side with the split-KV critical path: the roofline minus its compute side.
+    StepOp memory_only = op;
+    memory_only.flops = 0;
+    p.memory_ns = op_roofline_s(c, gpu, memory_only) * 1e9;
+    p.grid_factor = op_grid_factor(c, op);
     p.floor_ns = op.kernels * c.floor_ns;
     p.launch_ns = launch ? op.kernels * c.launch_overhead_ns : 0.0;
-    // A kernel never takes less than its floor, CUDA graph or not.
-    p.total_ns = std::max(std::max(p.compute_ns, p.memory_ns) * p.grid_factor, p.floor_ns) + p.launch_ns;
+    p.total_ns = op_kernel_ns(c, gpu, op) + p.launch_ns;
     return p;
   }
 

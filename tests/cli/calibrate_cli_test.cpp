@@ -135,7 +135,7 @@ TEST(CalibrateCli, FitWritesProfileAndStoresFits) {
   const std::string out = temp_path("fit") + ".json";
   auto r = run_cli("calibrate fit " + db + " --out " + out);
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("1 class(es) measured (h100-sxm run 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 class(es) fitted (h100-sxm run 1)"), std::string::npos) << r.out;
   nlohmann::json p = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(p["gpu"], "h100-sxm");
   EXPECT_EQ(p["classes"]["kv_write"]["source"], "measured (h100-sxm run 1)");
@@ -211,6 +211,59 @@ TEST(CalibrateCli, RunIsHandedToTheGpuExecutable) {
   if (r.status == 0) GTEST_SKIP() << "a GPU is present: the run measured (tested by scripts/calibrate_device.sh)";
   EXPECT_EQ(r.status, 3) << r.out;
   EXPECT_NE(r.out.find("no usable CUDA device"), std::string::npos) << r.out;
+}
+
+// The shipped published tables (data/measurements) for one GPU: import-published, then fit every
+// run; the profile's classes are labelled "published (...)" and carry grids and held-out errors.
+TEST(CalibrateCli, ImportPublishedThenFitAllRuns) {
+  const std::string db = temp_path("published") + ".sqlite";
+  const std::string out = temp_path("published") + ".json";
+  auto imp = run_cli("calibrate import-published " + std::string(KVPLAN_SOURCE_DIR) + "/data/measurements --gpu l40s --out " + db);
+  ASSERT_EQ(imp.status, 0) << imp.out;
+  EXPECT_NE(imp.out.find("imported 2 published run(s)"), std::string::npos) << imp.out;
+  EXPECT_NE(imp.out.find("fits in the L2 not imported"), std::string::npos) << imp.out;
+  auto inspect = run_cli("calibrate inspect " + db);
+  EXPECT_NE(inspect.out.find("mode published"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("on published: aiconfigurator, vLLM 0.24.0"), std::string::npos) << inspect.out;
+  auto fit = run_cli("calibrate fit " + db + " --run all --gpu l40s --out " + out);
+  ASSERT_EQ(fit.status, 0) << fit.out;
+  EXPECT_NE(fit.out.find("fitted runs 1, 2 of"), std::string::npos) << fit.out;
+  nlohmann::json p = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(p["classes"]["gemm"]["source"], "published (aiconfigurator, vLLM 0.24.0, NVIDIA L40S)");
+  EXPECT_EQ(p["classes"]["attention_decode"]["source"], "published (aiconfigurator, vLLM 0.24.0, NVIDIA L40S)");
+  EXPECT_EQ(p["classes"]["attention_prefill"]["source"], "datasheet");
+  EXPECT_TRUE(p["classes"]["gemm"]["grids"].contains("bf16"));
+  EXPECT_GT(p["classes"]["gemm"]["heldout_p90_rel_error"].get<double>(), 0.0);
+  EXPECT_GT(p["classes"]["attention_decode"]["floor_ns"].get<double>(), 1000.0);
+  // the file loads back as a profile for simulate
+  auto sim = run_cli("simulate --gpu l40s --profile " + out + " --json --rate 5 --num-requests 20 --seed 1");
+  ASSERT_EQ(sim.status, 0) << sim.out;
+  EXPECT_TRUE(has_source(json_of(sim.out), "gemm: published (aiconfigurator, vLLM 0.24.0, NVIDIA L40S)"));
+  // the same run twice gives the same profile
+  const std::string again = temp_path("published_again") + ".json";
+  ASSERT_EQ(run_cli("calibrate fit " + db + " --run 1,2 --gpu l40s --out " + again).status, 0);
+  EXPECT_EQ(slurp(out), slurp(again));
+}
+
+TEST(CalibrateCli, ImportPublishedBadInput) {
+  const std::string db = temp_path("published_bad") + ".sqlite";
+  const std::string missing = temp_path("no_such_dir");
+  expect_bad_input("calibrate import-published " + missing + " --out " + db, {missing, "is not a directory"});
+  const std::string dir = temp_path("published_dir");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/aiconfigurator_vllm_gemm_h100_h200.csv")
+      << "gpu,vllm_version,gemm_dtype,m,n,k,latency_ms\nh100_sxm,0.24.0,bfloat16,16,4096,x,0.01\n";
+  expect_bad_input("calibrate import-published " + dir + " --out " + db,
+                   {"aiconfigurator_vllm_gemm_h100_h200.csv line 2: field 'k'='x' must be an integer"});
+  expect_bad_input("calibrate import-published " + dir + " --gpu nope --out " + db, {"nope"});
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CalibrateCli, RunNeedsAGpuBuild) {
+  if (KVPLAN_ENABLE_CUDA) GTEST_SKIP() << "CUDA build: `calibrate run` measures (tested on the GPU)";
+  auto r = run_cli("calibrate run --quick --out " + temp_path("run") + ".sqlite");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("this kvplan was built without CUDA; calibration needs a GPU build"), std::string::npos) << r.out;
 }
 
 }  // namespace

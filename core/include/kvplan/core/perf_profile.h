@@ -7,8 +7,9 @@
 //   time = max(flops / (peak_flops · e_c(flops)), bytes / (bandwidth · e_m(bytes))) + launch overhead
 // where e_c and e_m are EfficiencyCurves of the operator's own size. A profile holds one compute
 // curve, one memory curve, a launch overhead and a source label per OpClass. Profiles come from
-// calibration ("measured"), from another GPU's measurements ("transferred (from <gpu>)") or from
-// datasheet defaults ("datasheet"); every output says which (docs/cost-model.md has the numbers).
+// calibration ("measured"), from timings published by others ("published (<source>, <engine
+// version>, <GPU>)", published_profiles.h), from another GPU's measurements ("transferred (from
+// <gpu>)") or from datasheet defaults ("datasheet"); every output says which (docs/cost-model.md).
 #pragma once
 
 #include <array>

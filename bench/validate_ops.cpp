@@ -1,0 +1,172 @@
+// kvplan_validate_ops — how well profiles fitted from PUBLISHED operator tables predict operators
+// they were not fitted on (DESIGN §6, docs/benchmarks-ops.md).
+//
+//   ./build/bench/kvplan_validate_ops [--dir data/measurements] [--gpu h100-sxm] [--worst 10] [--markdown]
+//
+// For each GPU with published tables (h100-sxm, h200, a100-80gb, l40s): read the tables
+// (published_import.h), fit a profile on the deterministic 70% of shapes (heldout_split.h) exactly
+// as `kvplan calibrate fit` does, and price the other 30% through the cost model's own formula
+// (core/op_time.h). Per class and variant (GEMM bf16 / fp8, decode attention by KV dtype, prefill
+// attention, all-reduce, elementwise): rows, median and p90 of |predicted/measured − 1| for the
+// fitted profile, for the same profile without its shape grids (curves and floor only), and for the
+// plain datasheet profile on the same rows. --worst N lists the N worst held-out rows per line.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kvplan/calibration/fitter.h"
+#include "kvplan/calibration/heldout_split.h"
+#include "kvplan/calibration/published_import.h"
+#include "kvplan/calibration/row_ops.h"
+#include "kvplan/core/error.h"
+#include "kvplan/core/op_time.h"
+#include "kvplan/core/presets.h"
+
+namespace {
+
+namespace cal = kvplan::calibration;
+using kvplan::OpClass;
+
+struct Line {
+  std::string gpu, cls, variant;
+  std::vector<double> fitted, curves, datasheet;
+  std::vector<std::pair<double, cal::Measurement>> worst;  // (signed error, row)
+  int64_t train_rows = 0;
+};
+
+double median(std::vector<double> v) { return cal::error_stats(std::move(v)).median; }
+double p90(std::vector<double> v) { return cal::error_stats(std::move(v)).p90; }
+
+std::string pct(double v) { return fmt::format("{:.1f}%", v * 100); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = std::string(KVPLAN_SOURCE_DIR) + "/data/measurements";
+  std::string only_gpu;
+  int worst = 0;
+  bool markdown = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--dir" && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (a == "--gpu" && i + 1 < argc) {
+      only_gpu = argv[++i];
+    } else if (a == "--worst" && i + 1 < argc) {
+      worst = std::atoi(argv[++i]);
+    } else if (a == "--markdown") {
+      markdown = true;
+    } else {
+      std::fprintf(stderr, "usage: %s [--dir DIR] [--gpu ID] [--worst N] [--markdown]\n", argv[0]);
+      return 2;
+    }
+  }
+  try {
+    const auto t0 = std::chrono::steady_clock::now();
+    const cal::PublishedTables tables = cal::read_published_tables(dir);
+    std::vector<Line> lines;
+    for (const char* gpu_id : {"h100-sxm", "h200", "a100-80gb", "l40s"}) {
+      if (!only_gpu.empty() && only_gpu != gpu_id) continue;
+      const kvplan::GpuSpec gpu = kvplan::resolve_gpu(gpu_id);
+      std::vector<cal::Measurement> rows;
+      for (const cal::PublishedRun& r : tables.runs) {
+        if (r.gpu_preset == gpu_id) rows.insert(rows.end(), r.rows.begin(), r.rows.end());
+      }
+      if (rows.empty()) continue;
+      const auto tf = std::chrono::steady_clock::now();
+      const cal::FitReport fit = cal::fit_profile(rows, gpu, std::string("published ") + gpu_id);
+      std::fprintf(stderr, "%s: %zu rows fitted in %.1f s\n", gpu_id, rows.size(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count());
+      const kvplan::PerfProfile datasheet = kvplan::PerfProfile::datasheet_default(gpu);
+      const cal::FitOptions defaults;
+      std::map<OpClass, bool> validated;  // classes the fitter split (enough rows)
+      for (const cal::ClassFit& c : fit.classes) validated[c.op_class] = c.heldout.rows > 0;
+      std::map<std::string, Line> by_key;
+      for (const cal::Measurement& m : rows) {
+        if (!cal::is_heldout(m, defaults.heldout_percent)) continue;
+        const kvplan::StepOp op = cal::row_op(m);
+        if (!validated[op.op_class]) continue;  // fitted on every row: nothing held out
+        const kvplan::OpClassProfile& fitted = fit.profile.at(op.op_class);
+        kvplan::OpClassProfile curves = fitted;
+        curves.grids.clear();
+        const std::string cls(kvplan::op_class_name(op.op_class));
+        const std::string variant = op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel;
+        Line& l = by_key[cls + "|" + variant];
+        l.gpu = gpu_id;
+        l.cls = cls;
+        l.variant = variant;
+        const double pred = kvplan::op_kernel_ns(fitted, gpu, op);
+        l.fitted.push_back(std::abs(pred / m.median_ns - 1));
+        l.curves.push_back(std::abs(kvplan::op_kernel_ns(curves, gpu, op) / m.median_ns - 1));
+        l.datasheet.push_back(std::abs(kvplan::op_kernel_ns(datasheet.at(op.op_class), gpu, op) / m.median_ns - 1));
+        if (worst > 0) l.worst.emplace_back(pred / m.median_ns - 1, m);
+      }
+      for (const cal::Measurement& m : rows) {
+        if (cal::is_heldout(m, defaults.heldout_percent)) continue;
+        const kvplan::StepOp op = cal::row_op(m);
+        const std::string cls(kvplan::op_class_name(op.op_class));
+        const std::string variant = op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel;
+        auto it = by_key.find(cls + "|" + variant);
+        if (it != by_key.end()) ++it->second.train_rows;
+      }
+      // Every class with several variants or kernels also gets an "(all)" line.
+      std::map<std::string, Line> all;
+      std::map<std::string, int> parts;
+      for (const auto& [key, l] : by_key) {
+        Line& a = all[l.cls];
+        a.gpu = l.gpu;
+        a.cls = l.cls;
+        a.variant = "(all)";
+        a.train_rows += l.train_rows;
+        a.fitted.insert(a.fitted.end(), l.fitted.begin(), l.fitted.end());
+        a.curves.insert(a.curves.end(), l.curves.begin(), l.curves.end());
+        a.datasheet.insert(a.datasheet.end(), l.datasheet.begin(), l.datasheet.end());
+        ++parts[l.cls];
+      }
+      for (auto& [key, l] : by_key) lines.push_back(std::move(l));
+      for (auto& [cls, a] : all) {
+        if (parts[cls] > 1) lines.push_back(std::move(a));
+      }
+    }
+    const char* head = "| GPU | class | variant | fitted rows | held-out rows | median | p90 | curves only median / p90 | datasheet median / p90 |";
+    if (markdown) {
+      std::printf("%s\n|---|---|---|---|---|---|---|---|---|\n", head);
+    } else {
+      std::printf("%-10s %-18s %-32s %7s %7s %8s %8s %17s %17s\n", "gpu", "class", "variant", "fitted", "heldout",
+                  "median", "p90", "curves med/p90", "datasheet med/p90");
+    }
+    for (Line& l : lines) {
+      const std::string curves = pct(median(l.curves)) + " / " + pct(p90(l.curves));
+      const std::string ds = pct(median(l.datasheet)) + " / " + pct(p90(l.datasheet));
+      if (markdown) {
+        std::printf("| %s | %s | %s | %lld | %zu | %s | %s | %s | %s |\n", l.gpu.c_str(), l.cls.c_str(),
+                    l.variant.c_str(), static_cast<long long>(l.train_rows), l.fitted.size(),
+                    pct(median(l.fitted)).c_str(), pct(p90(l.fitted)).c_str(), curves.c_str(), ds.c_str());
+      } else {
+        std::printf("%-10s %-18s %-32s %7lld %7zu %8s %8s %17s %17s\n", l.gpu.c_str(), l.cls.c_str(), l.variant.c_str(),
+                    static_cast<long long>(l.train_rows), l.fitted.size(), pct(median(l.fitted)).c_str(),
+                    pct(p90(l.fitted)).c_str(), curves.c_str(), ds.c_str());
+      }
+      if (worst > 0) {
+        std::sort(l.worst.begin(), l.worst.end(),
+                  [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
+        for (int i = 0; i < worst && i < static_cast<int>(l.worst.size()); ++i) {
+          std::printf("    %+7.1f%%  %s %s  measured %.1f us\n", l.worst[i].first * 100, l.worst[i].second.kernel.c_str(),
+                      l.worst[i].second.params_json.c_str(), l.worst[i].second.median_ns / 1000);
+        }
+      }
+    }
+    std::fprintf(stderr, "total %.1f s\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  } catch (const kvplan::ConfigError& e) {
+    std::fprintf(stderr, "kvplan_validate_ops: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,56 @@
+// kvplan/calibration/row_ops.h — the step operator (StepOp) one calibration row stands for: FLOPs,
+// bytes, shape for the correction grids, grid variant and split-KV critical path, computed with
+// the formulas of core/src/step_ops.cpp for the same operator, so that a profile fitted from the
+// rows prices the simulator's operators with the same arithmetic (tests/calibration/row_ops_test
+// compares them with build_step_ops on real models).
+//
+//   StepOp op = decode_attention_op(/*batch=*/32, /*kv_len=*/4096, 32, 8, 128, DType::kBF16);
+//   StepOp back = row_op(measurement);   // from op_class + params_json (published_import.h keys)
+#pragma once
+
+#include "kvplan/calibration/measurement.h"
+#include "kvplan/core/dtype.h"
+#include "kvplan/core/step_ops.h"
+
+namespace kvplan::calibration {
+
+// y[m, n] = x[m, k] · W[n, k]^T with bf16 activations; weights in bf16, or fp8 e4m3 per tensor
+// (vLLM Fp8Config, dynamic activation scales: W8A8 at the fp8 rate). FLOPs 2·m·n·k, bytes
+// W(n, k) + m·(n + k)·2. Shape {m, n, k}, variant = dtype.
+StepOp gemm_op(double m, double n, double k, DType dtype);
+
+// Decode attention of `batch` sequences, one query token each, attending `kv_len` tokens each
+// (the context plus the token written this step), hq query / hkv KV heads of head_dim:
+// FLOPs 2·batch·kv_len·hq·2d, bytes batch·hq·2d·2 (q in, out) + batch·kv_len·2·hkv·d·s(kv).
+// Critical path: one sequence's KV over at most hkv · kDecodeMaxSplits CTAs. Variant = KV dtype.
+StepOp decode_attention_op(double batch, double kv_len, int num_heads, int num_kv_heads, int head_dim, DType kv_dtype);
+
+// Causal prefill attention of `batch` sequences of `new_tokens` tokens each, no cached prefix:
+// pairs = new·(new+1)/2 per sequence, FLOPs 2·pairs·hq·2d, bytes T·hq·2d·2 + T·2·hkv·d·s(kv).
+StepOp prefill_attention_op(double batch, double new_tokens, int num_heads, int num_kv_heads, int head_dim,
+                            DType kv_dtype);
+
+// Ring all-reduce of `payload_bytes` per GPU over `ranks` GPUs: bytes 2·(ranks−1)/ranks · payload on
+// the comm stream. Shape {payload, ranks}.
+StepOp all_reduce_op(double payload_bytes, int ranks);
+
+// Elementwise operators (no grid). step_ops' RMSNorm is the fused add + norm (read x and the
+// residual, write both, read the weight): FLOPs 5·T·h, bytes 4·T·h·2 + h·2.
+StepOp rms_norm_op(double tokens, double hidden);
+// RoPE on q and k: el = T·(hq + hkv)·d, FLOPs 3·el, bytes 2·el·2.
+StepOp rope_op(double tokens, int num_heads, int num_kv_heads, int head_dim);
+// Gated activation (SiLU(gate) · up): FLOPs 4·T·i, bytes 3·T·i·2. Plain activation: bytes 2·T·i·2.
+StepOp act_mul_op(double tokens, double intermediate);
+StepOp act_op(double tokens, double intermediate);
+// A residual add that is not fused into the norm (step_ops has none; Vidur times it separately):
+// FLOPs T·h, bytes 3·T·h·2.
+StepOp residual_add_op(double tokens, double hidden);
+
+// The operator of a stored row: its class (Measurement::op_class), stream, compute dtype, FLOPs and
+// bytes as stored; shape, variant and critical path when params_json has the keys the published
+// importer writes (gemm: m, n, k, dtype; attention: batch, kv_len or isl, num_heads, num_kv_heads,
+// head_dim, kv_dtype; collective: bytes, ranks). Rows without them (kvplan's own runner) get no
+// shape, so no grid. Throws ConfigError for an unknown op_class.
+StepOp row_op(const Measurement& m);
+
+}  // namespace kvplan::calibration

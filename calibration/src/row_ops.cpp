@@ -1,0 +1,161 @@
+// The StepOp of a calibration row, by the formulas of core/src/step_ops.cpp (row_ops.h).
+#include "kvplan/calibration/row_ops.h"
+
+#include <nlohmann/json.hpp>
+
+#include "kvplan/calibration/fitter.h"
+#include "kvplan/core/error.h"
+#include "kvplan/core/weight_quant.h"
+
+namespace kvplan::calibration {
+
+namespace {
+
+constexpr double kAct = 2.0;  // bf16 activations, as step_ops.cpp
+
+StepOp make(const char* name, OpClass c, double flops, double bytes, Stream stream = Stream::kCompute) {
+  StepOp op;
+  op.name = name;
+  op.op_class = c;
+  op.stream = stream;
+  op.flops = flops;
+  op.bytes = bytes;
+  return op;
+}
+
+// Bytes of a [n, k] weight: 16-bit, or fp8 per tensor (vLLM's `--quantization fp8`: one fp32
+// weight scale, dynamic activation scales), by the rule step_ops.cpp and param_count.cpp use.
+double weight_bytes(double n, double k, DType dtype) {
+  if (!is_fp8(dtype)) return n * k * 2.0;
+  static const QuantizationConfig fp8 = quantization_from_flag("fp8", 128);  // group size unused by fp8;
+  return static_cast<double>(
+      quantized_linear_bytes(fp8, static_cast<int64_t>(n), static_cast<int64_t>(k), DType::kBF16));
+}
+
+double kv_bytes_per_token(int num_kv_heads, int head_dim, DType kv_dtype) {
+  return 2.0 * num_kv_heads * head_dim * (is_fp8(kv_dtype) ? 1.0 : 2.0);
+}
+
+// params_json field as a number, or -1 when absent or not a number.
+double num(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : -1.0;
+}
+
+DType dtype_of(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return DType::kBF16;
+  try {
+    return parse_dtype(it->get<std::string>(), key);
+  } catch (const ConfigError&) {
+    return DType::kBF16;
+  }
+}
+
+}  // namespace
+
+StepOp gemm_op(double m, double n, double k, DType dtype) {
+  StepOp op = make("gemm", OpClass::kGemm, 2.0 * m * n * k, weight_bytes(n, k, dtype) + m * (n + k) * kAct);
+  op.dtype = dtype;
+  op.grid_dtype = dtype;
+  op.shape = OpShape{{m, n, k, 0}, 3};
+  return op;
+}
+
+StepOp decode_attention_op(double batch, double kv_len, int num_heads, int num_kv_heads, int head_dim, DType kv_dtype) {
+  const double d = head_dim;
+  const double hq = num_heads;
+  const double tokens = batch * kv_len;  // Σ over sequences of the held tokens they attend
+  StepOp op = make("attention_decode", OpClass::kAttentionDecode, 2.0 * 1 * tokens * hq * (d + d),
+                   batch * hq * (d + d) * kAct + tokens * kv_bytes_per_token(num_kv_heads, head_dim, kv_dtype));
+  op.critical_bytes = kv_len * kv_bytes_per_token(num_kv_heads, head_dim, kv_dtype);
+  op.critical_ctas = num_kv_heads * kDecodeMaxSplits;
+  op.shape = OpShape{{batch, kv_len, hq, static_cast<double>(num_kv_heads)}, 4};
+  op.grid_dtype = kv_dtype;
+  return op;
+}
+
+StepOp prefill_attention_op(double batch, double new_tokens, int num_heads, int num_kv_heads, int head_dim,
+                            DType kv_dtype) {
+  const double d = head_dim;
+  const double hq = num_heads;
+  const double pairs = batch * static_cast<double>(causal_pairs(0, static_cast<int64_t>(new_tokens), INT64_MAX));
+  const double tokens = batch * new_tokens;
+  StepOp op = make("attention_prefill", OpClass::kAttentionPrefill, 2.0 * pairs * hq * (d + d),
+                   tokens * hq * (d + d) * kAct + tokens * kv_bytes_per_token(num_kv_heads, head_dim, kv_dtype));
+  op.shape = OpShape{{batch, new_tokens, hq, static_cast<double>(num_kv_heads)}, 4};
+  op.grid_dtype = kv_dtype;
+  return op;
+}
+
+StepOp all_reduce_op(double payload_bytes, int ranks) {
+  const double tp = ranks;
+  StepOp op = make("all_reduce", OpClass::kCollective, 0, 2.0 * (tp - 1) / tp * payload_bytes, Stream::kComm);
+  op.shape = OpShape{{payload_bytes, tp, 0, 0}, 2};
+  return op;
+}
+
+StepOp rms_norm_op(double tokens, double hidden) {
+  return make("rms_norm", OpClass::kElementwise, 5.0 * tokens * hidden, 4.0 * tokens * hidden * kAct + hidden * kAct);
+}
+
+StepOp rope_op(double tokens, int num_heads, int num_kv_heads, int head_dim) {
+  const double el = tokens * static_cast<double>((num_heads + num_kv_heads) * head_dim);
+  return make("rope", OpClass::kElementwise, 3.0 * el, 2.0 * el * kAct);
+}
+
+StepOp act_mul_op(double tokens, double intermediate) {
+  return make("act_mul", OpClass::kElementwise, 4.0 * tokens * intermediate, 3.0 * tokens * intermediate * kAct);
+}
+
+StepOp act_op(double tokens, double intermediate) {
+  return make("act", OpClass::kElementwise, 4.0 * tokens * intermediate, 2.0 * tokens * intermediate * kAct);
+}
+
+StepOp residual_add_op(double tokens, double hidden) {
+  return make("residual_add", OpClass::kElementwise, tokens * hidden, 3.0 * tokens * hidden * kAct);
+}
+
+StepOp row_op(const Measurement& m) {
+  const OpClass c = parse_op_class(m.op_class, "calibration row");
+  const nlohmann::json j = nlohmann::json::parse(m.params_json, nullptr, /*allow_exceptions=*/false);
+  StepOp op;
+  bool shaped = false;
+  if (j.is_object()) {
+    const double heads = num(j, "num_heads"), kv_heads = num(j, "num_kv_heads"), head_dim = num(j, "head_dim");
+    const bool attention_keys = heads > 0 && kv_heads > 0 && head_dim > 0 && num(j, "batch") > 0;
+    if ((c == OpClass::kGemm || c == OpClass::kMoeGemm) && num(j, "m") > 0 && num(j, "n") > 0 && num(j, "k") > 0) {
+      op = gemm_op(num(j, "m"), num(j, "n"), num(j, "k"), row_compute_dtype(m));
+      op.op_class = c;
+      shaped = true;
+    } else if (c == OpClass::kAttentionDecode && attention_keys && num(j, "kv_len") > 0) {
+      op = decode_attention_op(num(j, "batch"), num(j, "kv_len"), static_cast<int>(heads), static_cast<int>(kv_heads),
+                               static_cast<int>(head_dim), dtype_of(j, "kv_dtype"));
+      shaped = true;
+    } else if (c == OpClass::kAttentionPrefill && attention_keys && num(j, "isl") > 0) {
+      op = prefill_attention_op(num(j, "batch"), num(j, "isl"), static_cast<int>(heads), static_cast<int>(kv_heads),
+                                static_cast<int>(head_dim), dtype_of(j, "kv_dtype"));
+      shaped = true;
+    } else if (c == OpClass::kCollective && num(j, "bytes") > 0 && num(j, "ranks") >= 2) {
+      op = all_reduce_op(num(j, "bytes"), static_cast<int>(num(j, "ranks")));
+      shaped = true;
+    }
+  }
+  if (!shaped) {
+    op.name = "row";
+    op.op_class = c;
+    op.dtype = row_compute_dtype(m);
+    switch (c) {
+      case OpClass::kCollective: op.stream = Stream::kComm; break;
+      case OpClass::kCopyH2D:
+      case OpClass::kCopyD2H: op.stream = Stream::kCopy; break;
+      default: op.stream = Stream::kCompute; break;
+    }
+  }
+  // The row's own FLOPs and bytes are what was timed; for published rows they equal the op's.
+  op.flops = m.flops;
+  op.bytes = m.bytes;
+  return op;
+}
+
+}  // namespace kvplan::calibration

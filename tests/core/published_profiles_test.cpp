@@ -1,0 +1,48 @@
+// published_profiles.h: the embedded profiles fitted from published tables load, name their
+// source, and survive a JSON round trip with their grids, floors and held-out errors.
+#include "kvplan/core/published_profiles.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace kvplan {
+namespace {
+
+TEST(PublishedProfile, OneProfilePerGpuWithTables) {
+  for (const char* id : {"h100-sxm", "h200", "a100-80gb", "l40s"}) {
+    const PerfProfile* p = published_profile(id);
+    ASSERT_NE(p, nullptr) << id;
+    EXPECT_EQ(p->gpu_id(), id);
+    EXPECT_EQ(p->at(OpClass::kGemm).source.rfind("published (", 0), 0u) << p->at(OpClass::kGemm).source;
+    EXPECT_EQ(p->at(OpClass::kSampling).source, "datasheet");  // no published rows: datasheet, said so
+  }
+  EXPECT_EQ(published_profile("b200"), nullptr);
+  EXPECT_EQ(published_profile(""), nullptr);
+  EXPECT_EQ(published_profile("h100-sxm"), published_profile("h100-sxm"));  // parsed once
+}
+
+TEST(PublishedProfile, JsonRoundTripKeepsEverything) {
+  const PerfProfile& p = *published_profile("h100-sxm");
+  const PerfProfile back = PerfProfile::from_json(p.to_json(), "round trip");
+  for (std::size_t i = 0; i < kNumOpClasses; ++i) {
+    const OpClassProfile& a = p.at(static_cast<OpClass>(i));
+    const OpClassProfile& b = back.at(static_cast<OpClass>(i));
+    EXPECT_EQ(a.source, b.source);
+    EXPECT_EQ(a.note, b.note);
+    EXPECT_EQ(a.compute.e_max, b.compute.e_max);
+    EXPECT_EQ(a.memory.half_size, b.memory.half_size);
+    EXPECT_EQ(a.floor_ns, b.floor_ns);
+    EXPECT_EQ(a.heldout_p90_rel_error, b.heldout_p90_rel_error);
+    ASSERT_EQ(a.grids.size(), b.grids.size());
+    for (const auto& [variant, grid] : a.grids) {
+      EXPECT_EQ(grid.knots, b.grids.at(variant).knots);
+      EXPECT_EQ(grid.log_ratio, b.grids.at(variant).log_ratio);
+    }
+  }
+  EXPECT_EQ(back.to_json(), p.to_json());
+}
+
+}  // namespace
+}  // namespace kvplan
