@@ -54,6 +54,15 @@ std::string workload_text(const sim::SimulationConfig& c) {
       return fmt::format("trace {} (time scale {:g}{})", w.trace_path, w.trace.time_scale,
                          w.trace.max_requests > 0 ? fmt::format(", first {} requests", w.trace.max_requests) : "");
     case sim::WorkloadKind::kClosedLoop:
+      if (w.client == sim::ClosedLoopClient::kBench) {
+        return fmt::format("bench client: {} prompts at max concurrency {}, zero think time, {} start; prompts {}, "
+                           "outputs {}; statistics on steady state (first {} and last {} finished requests left out)",
+                           w.bench.num_prompts, w.closed.num_users, sim::bench_start_name(w.bench.start),
+                           w.closed.first_prompt.describe(),
+                           w.closed.output.describe(),
+                           w.bench.warmup_requests >= 0 ? w.bench.warmup_requests : w.closed.num_users,
+                           w.bench.cooldown_requests >= 0 ? w.bench.cooldown_requests : w.closed.num_users);
+      }
       return fmt::format("{} closed-loop users, think time {:g} s, {} turn(s); prompts {}, outputs {}{}",
                          w.closed.num_users, w.closed.think_time_s, w.closed.turns, w.closed.first_prompt.describe(),
                          w.closed.output.describe(),
@@ -116,9 +125,14 @@ std::string result_text(const sim::SimulationConfig& c, const sim::SimulationRes
   out += "\n\n";
   out += fmt::format("requests: {} finished, {} unfinished, {} rejected, {} preemptions\n", s.finished, s.unfinished,
                      s.rejected, s.preemptions);
+  if (s.warmup_excluded > 0 || s.cooldown_excluded > 0) {
+    out += fmt::format("steady state: {} requests measured ({} warm-up and {} cool-down left out)\n", s.measured,
+                       s.warmup_excluded, s.cooldown_excluded);
+  }
   out += fmt::format("throughput: {:.2f} req/s, {:.0f} output tok/s, {:.0f} total tok/s over {:.1f} s\n",
                      s.requests_per_s, s.output_tokens_per_s, s.total_tokens_per_s, s.duration_s);
   out += latency_table(s);
+  out += fmt::format("serving overheads in these latencies: {}\n", c.overheads.describe());
   double peak = 0, mean = 0;
   for (const auto& t : r.timeseries) {
     double share = t.kv_capacity_bytes > 0 ? static_cast<double>(t.kv_token_bytes) / static_cast<double>(t.kv_capacity_bytes) : 0;

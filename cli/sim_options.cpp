@@ -103,6 +103,17 @@ const FlagDefaults& sim_flag_defaults() {
       {"followup-lengths", "fixed:64"},
       {"requests-per-user", "0"},
       {"duration", "0"},          // simulated seconds (closed loop: default 300)
+      {"client", ""},             // users | bench (default: bench with --max-concurrency, users with --users)
+      {"max-concurrency", "0"},   // bench client: users with one request in flight each (vllm bench serve)
+      {"num-prompts", "1000"},    // bench client: requests in total
+      {"random-input-len", ""},   // bench client: fixed prompt tokens (instead of --prompt-lengths)
+      {"random-output-len", ""},  // bench client: fixed output tokens (instead of --output-lengths)
+      {"warmup-requests", ""},    // bench client: first finished requests left out ("": the concurrency)
+      {"cooldown-requests", ""},  // bench client: last finished requests left out ("": the concurrency)
+      {"bench-start", "staggered"},  // bench client: staggered (over one request cycle) | burst (all at t=0)
+      {"stagger-jitter", "1"},    // bench client: 0 evenly spaced starts, 1 one uniform start per slot
+      {"request-overhead-ms", ""},  // per request, added to TTFT and E2E ("": the engine's default)
+      {"step-overhead-ms", ""},     // per engine step ("": the engine's default)
       {"seed", "0"},
       {"slo-ttft-ms", "0"},
       {"slo-tpot-ms", "0"},
@@ -164,9 +175,42 @@ sim::SimulationConfig build_simulation(const Scenario& s, const FlagValues& flag
 
   sim::WorkloadConfig& w = c.workload;
   const int64_t users = to_int(flags, "users", 0, 1'000'000);
+  const int64_t concurrency = to_int(flags, "max-concurrency", 0, 1'000'000);
+  std::string client = get(flags, "client");
+  if (client.empty()) client = concurrency > 0 ? "bench" : "users";
+  const bool bench = sim::parse_closed_loop_client(client) == sim::ClosedLoopClient::kBench;
+  if (bench && concurrency == 0) throw ConfigError("--client=bench needs --max-concurrency > 0 (users in flight)");
+  if (!bench && concurrency > 0) throw ConfigError("--max-concurrency is the bench client's; use --client=bench (or --users)");
+  if (bench && (users > 0 || !get(flags, "trace").empty())) {
+    throw ConfigError("--client=bench and --users/--trace: choose one workload");
+  }
+  for (const char* name : {"num-prompts", "random-input-len", "random-output-len", "warmup-requests",
+                           "cooldown-requests", "stagger-jitter", "bench-start"}) {
+    if (!bench && given(flags, name)) throw ConfigError(fmt::format("--{} is the bench client's; add --client=bench --max-concurrency C", name));
+  }
   const double duration = to_number(flags, "duration", 0, 1e7);
   c.seed = static_cast<uint64_t>(to_int(flags, "seed", 0, std::numeric_limits<int64_t>::max()));
-  if (!get(flags, "trace").empty()) {
+  if (bench) {
+    // vllm bench serve --max-concurrency C --num-prompts N: C users, zero think time, N requests.
+    w.kind = sim::WorkloadKind::kClosedLoop;
+    w.client = sim::ClosedLoopClient::kBench;
+    w.closed.num_users = static_cast<int32_t>(concurrency);
+    w.closed.think_time_s = 0;
+    w.closed.turns = 1;
+    w.closed.first_prompt = given(flags, "random-input-len")
+                                ? LengthDistribution::fixed(to_int(flags, "random-input-len", 1, 100'000'000))
+                                : lengths(flags, "prompt-lengths", "prompt");
+    w.closed.output = given(flags, "random-output-len")
+                          ? LengthDistribution::fixed(to_int(flags, "random-output-len", 1, 100'000'000))
+                          : lengths(flags, "output-lengths", "output");
+    w.closed.seed = c.seed;
+    w.bench.num_prompts = to_int(flags, "num-prompts", 1, 100'000'000);
+    w.bench.warmup_requests = get(flags, "warmup-requests").empty() ? -1 : to_int(flags, "warmup-requests", 0, 100'000'000);
+    w.bench.cooldown_requests =
+        get(flags, "cooldown-requests").empty() ? -1 : to_int(flags, "cooldown-requests", 0, 100'000'000);
+    w.bench.jitter = to_number(flags, "stagger-jitter", 0, 1);
+    w.bench.start = sim::parse_bench_start(get(flags, "bench-start"));
+  } else if (!get(flags, "trace").empty()) {
     if (users > 0) throw ConfigError("--trace and --users: choose one workload");
     w.kind = sim::WorkloadKind::kTrace;
     w.trace_path = get(flags, "trace");
@@ -202,6 +246,15 @@ sim::SimulationConfig build_simulation(const Scenario& s, const FlagValues& flag
   c.slo.percentile = to_number(flags, "slo-percentile", 1, 100);
   c.sample_interval_ns = sim::seconds_to_ns(to_number(flags, "sample-interval", 1e-3, 1e6));
   c.cost.cuda_graphs = to_bool(flags, "cuda-graphs", !s.serving.enforce_eager);
+  c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
+  if (!get(flags, "request-overhead-ms").empty()) {
+    c.overheads.request.ns = sim::overhead_ms_to_ns(to_number(flags, "request-overhead-ms", 0, 1e6), "--request-overhead-ms");
+    c.overheads.request.source = "given (--request-overhead-ms)";
+  }
+  if (!get(flags, "step-overhead-ms").empty()) {
+    c.overheads.step.ns = sim::overhead_ms_to_ns(to_number(flags, "step-overhead-ms", 0, 1e6), "--step-overhead-ms");
+    c.overheads.step.source = "given (--step-overhead-ms)";
+  }
   c.kv_capacity_bytes = static_cast<int64_t>(to_number(flags, "kv-capacity-gib", 0, 1e9) * 1024.0 * 1024.0 * 1024.0);
   if (!get(flags, "profile").empty()) c.profile = load_profile_option(get(flags, "profile"), s.gpu);
   return c;

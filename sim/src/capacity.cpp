@@ -114,6 +114,11 @@ CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOpti
   auto probe = [&](double users) {
     SimulationConfig c = config;
     c.workload.closed.num_users = static_cast<int32_t>(users);
+    if (c.workload.client == ClosedLoopClient::kBench) {
+      // The bench client needs more prompts than its warm-up + cool-down (C each by default):
+      // every probe runs at least 4 x C, so the measured half stays 2 x C or more.
+      c.workload.bench.num_prompts = std::max<int64_t>(c.workload.bench.num_prompts, 4 * c.workload.closed.num_users);
+    }
     SimulationResult r = run_simulation(c);
     return CapacityProbe{users, r.summary.meets_slo, r.summary};
   };

@@ -81,6 +81,9 @@ void write_timeseries_csv(const std::string& path, const std::vector<TimeSeriesR
 
 nlohmann::json run_summary_json(const RunSummary& s) {
   return {{"finished", s.finished},
+          {"measured", s.measured},
+          {"warmup_excluded", s.warmup_excluded},
+          {"cooldown_excluded", s.cooldown_excluded},
           {"unfinished", s.unfinished},
           {"rejected", s.rejected},
           {"duration_s", s.duration_s},
@@ -125,9 +128,35 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
                  {"decode_replicas", c.cluster.decode_replicas},
                  {"router", router_kind_name(c.cluster.router)},
                  {"workload", workload_kind_name(c.workload.kind)},
+                 {"client", c.workload.kind == WorkloadKind::kClosedLoop ? closed_loop_client_name(c.workload.client)
+                                                                         : std::string_view("none")},
                  {"trace", c.workload.trace_path},
                  {"seed", c.seed},
                  {"slo", c.slo.describe()}};
+  if (c.workload.kind == WorkloadKind::kClosedLoop && c.workload.client == ClosedLoopClient::kBench) {
+    const BenchOptions& b = c.workload.bench;
+    BenchClientSpec spec;
+    spec.max_concurrency = c.workload.closed.num_users;
+    spec.options = b;
+    j["bench"] = {{"max_concurrency", c.workload.closed.num_users},
+                  {"num_prompts", b.num_prompts},
+                  {"prompt_lengths", c.workload.closed.first_prompt.describe()},
+                  {"output_lengths", c.workload.closed.output.describe()},
+                  {"warmup_requests", bench_warmup(spec)},
+                  {"cooldown_requests", bench_cooldown(spec)},
+                  {"start", bench_start_name(b.start)},
+                  {"stagger_jitter", b.jitter},
+                  {"stagger_window_ms", ns_to_ms(r.bench_window_ns)},
+                  {"rule", "users start at floor(window*(u + jitter*U_u)/C); statistics leave out the first "
+                           "warmup and the last cooldown finished requests (docs/simulator.md)"}};
+  }
+  // Every latency below includes these terms; each number names its source.
+  j["serving_overheads"] = {{"request_ms", ns_to_ms(c.overheads.request.ns)},
+                            {"request_source", c.overheads.request.source},
+                            {"request_applies_to", "TTFT and E2E (the request reaches the engine this long after it is sent)"},
+                            {"step_ms", ns_to_ms(c.overheads.step.ns)},
+                            {"step_source", c.overheads.step.source},
+                            {"step_applies_to", "every engine step (so TPOT, TTFT and E2E)"}};
   j["summary"] = run_summary_json(r.summary);
   j["memory"] = {{"kv_capacity_bytes_per_replica", r.kv_capacity_bytes},
                  {"num_blocks", r.plan.num_blocks},

@@ -407,7 +407,7 @@ struct Replica::Impl {
       t += static_cast<TimeNs>(std::llround(static_cast<double>(one) * cfg().spec.draft_cost_ratio *
                                             cfg().spec.draft_tokens));
     }
-    return std::max<TimeNs>(t, 1);
+    return std::max<TimeNs>(t + setup.step_overhead_ns, 1);
   }
 
   // ---- step end ---------------------------------------------------------------------------

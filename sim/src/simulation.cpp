@@ -53,13 +53,24 @@ void check_config(const SimulationConfig& c) {
   if (c.sample_interval_ns <= 0) {
     throw ConfigError(fmt::format("sample-interval: {} ns must be > 0", c.sample_interval_ns));
   }
-  if (c.workload.kind == WorkloadKind::kClosedLoop && c.workload.horizon_ns <= 0 &&
-      c.workload.closed.requests_per_user <= 0) {
+  if (c.workload.kind == WorkloadKind::kClosedLoop && c.workload.client == ClosedLoopClient::kUsers &&
+      c.workload.horizon_ns <= 0 && c.workload.closed.requests_per_user <= 0) {
     throw ConfigError("workload: closed-loop users need a horizon (duration) or requests per user");
   }
   if (c.workload.kind == WorkloadKind::kTrace && c.workload.trace_path.empty()) {
     throw ConfigError("workload: trace needs a file path");
   }
+}
+
+// The bench client's spec: the closed loop's users and lengths, the bench options, the run's seed.
+BenchClientSpec bench_spec(const WorkloadConfig& w, uint64_t seed) {
+  BenchClientSpec spec;
+  spec.max_concurrency = w.closed.num_users;
+  spec.prompt = w.closed.first_prompt;
+  spec.output = w.closed.output;
+  spec.options = w.bench;
+  spec.seed = seed;
+  return spec;
 }
 
 // Rows of a trace, for the progress bar only (header and comment lines skipped).
@@ -140,7 +151,9 @@ class Loop {
   std::unique_ptr<RequestSource> source_;
   std::optional<RequestSpec> next_arrival_;
   std::unique_ptr<ClosedLoopUsers> users_;
+  std::unique_ptr<BenchClient> bench_;
   std::vector<std::optional<RequestSpec>> user_pending_;
+  TimeNs request_overhead_ns_ = 0;  // a request reaches the engine this long after it is sent
   int64_t expected_requests_ = 0;
   int64_t finished_ = 0;
   int64_t last_progress_pct_ = -1;
@@ -211,6 +224,7 @@ void Loop::build() {
     setup.cache_prefixes = cfg_.prefix_caching;
     setup.layout = layout_.get();
     setup.seed = cfg_.seed;
+    setup.step_overhead_ns = cfg_.overheads.step.ns;
     replicas_.emplace_back(setup, make_kv_manager(kc), timer_, tier);
   }
   router_ = std::make_unique<Router>(cfg_.cluster.router);
@@ -218,6 +232,12 @@ void Loop::build() {
                       : cfg_.gpu.interconnect_bytes_per_s > 0 ? cfg_.gpu.interconnect_bytes_per_s
                                                                : cfg_.gpu.pcie_bytes_per_s;
   link_free_ns_.assign(static_cast<size_t>(total), 0);
+
+  if (cfg_.overheads.request.ns < 0 || cfg_.overheads.step.ns < 0) {
+    throw ConfigError(fmt::format("serving overheads: per request {} ns and per step {} ns must be >= 0",
+                                  cfg_.overheads.request.ns, cfg_.overheads.step.ns));
+  }
+  request_overhead_ns_ = cfg_.overheads.request.ns;
 
   // The run's seed drives every random choice: arrivals, lengths, users, speculative acceptance.
   const WorkloadConfig& w = cfg_.workload;
@@ -238,19 +258,46 @@ void Loop::build() {
       expected_requests_ = static_cast<int64_t>(w.requests.size());
       break;
     case WorkloadKind::kClosedLoop: {
+      if (w.client == ClosedLoopClient::kBench) {
+        const BenchClientSpec spec = bench_spec(w, cfg_.seed);
+        bench_ = std::make_unique<BenchClient>(spec);
+        metrics_.exclude(bench_warmup(spec), bench_cooldown(spec));
+        expected_requests_ = spec.options.num_prompts;
+        const TimeNs window = spec.options.start == BenchStart::kBurst ? 0
+                              : spec.options.window_ns > 0
+                                  ? spec.options.window_ns
+                                  : estimate_request_cycle_ns(*timer_, spec, sched.max_num_batched_tokens,
+                                                              sched.max_num_seqs, request_overhead_ns_,
+                                                              cfg_.overheads.step.ns);
+        result_.bench_window_ns = window;
+        user_pending_.resize(static_cast<size_t>(bench_->num_users()));
+        for (int32_t u = 0; u < bench_->num_users(); ++u) {
+          RequestSpec r = bench_->first_request(u, window);
+          const TimeNs at = r.arrival_ns + request_overhead_ns_;
+          user_pending_[static_cast<size_t>(u)] = std::move(r);
+          queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
+        }
+        result_.notes.push_back(
+            spec.options.start == BenchStart::kBurst
+                ? fmt::format("{}; every user starts at t = 0", bench_->describe())
+                : fmt::format("{}; users start over a {:.3f} ms window ({})", bench_->describe(), ns_to_ms(window),
+                              spec.options.window_ns > 0 ? "given" : "one estimated request cycle"));
+        break;
+      }
       ConversationSpec spec = w.closed;
       spec.seed = cfg_.seed;
       users_ = std::make_unique<ClosedLoopUsers>(spec);
       user_pending_.resize(static_cast<size_t>(users_->num_users()));
       for (int32_t u = 0; u < users_->num_users(); ++u) {
         RequestSpec r = users_->first_request(u);
-        TimeNs at = r.arrival_ns;
+        TimeNs at = r.arrival_ns + request_overhead_ns_;
         user_pending_[static_cast<size_t>(u)] = std::move(r);
         queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
       }
       break;
     }
   }
+  result_.notes.push_back(fmt::format("serving overheads: {}", cfg_.overheads.describe()));
   result_.notes.push_back(fmt::format("KV capacity per replica: {} bytes ({}), {}", capacity,
                                       kv_policy_name(cfg_.kv_policy), cfg_.scheme.describe()));
   result_.notes.push_back(fmt::format("scheduler {}: max_num_seqs={}, max_num_batched_tokens={}, max_model_len={}{}",
@@ -263,7 +310,8 @@ void Loop::schedule_next_open_arrival() {
   if (!source_) return;
   next_arrival_ = source_->next();
   if (next_arrival_) {
-    queue_.push(Event{.time_ns = next_arrival_->arrival_ns, .kind = EventKind::kArrival, .target = 0, .payload = next_arrival_->id});
+    queue_.push(Event{.time_ns = next_arrival_->arrival_ns + request_overhead_ns_, .kind = EventKind::kArrival,
+                      .target = 0, .payload = next_arrival_->id});
   }
 }
 
@@ -309,13 +357,15 @@ void Loop::on_step_done(int32_t replica) {
         if (hooks_.on_request) hooks_.on_request(c.record);
         --active_;
         ++finished_;
-        if (users_ && c.record.user >= 0) {
-          auto next = users_->next_request(c.record.user, queue_.now());
+        if ((users_ || bench_) && c.record.user >= 0) {
+          auto next = users_ ? users_->next_request(c.record.user, queue_.now())
+                             : bench_->next_request(c.record.user, queue_.now());
           if (next) {
             TimeNs at = std::max(next->arrival_ns, queue_.now());
             next->arrival_ns = at;
             user_pending_[static_cast<size_t>(c.record.user)] = std::move(next);
-            queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = c.record.user, .payload = 0});
+            queue_.push(Event{.time_ns = at + request_overhead_ns_, .kind = EventKind::kUserReturn,
+                              .target = c.record.user, .payload = 0});
           }
         }
         break;
@@ -388,7 +438,7 @@ void Loop::sample() {
 void Loop::progress() {
   if (!hooks_.on_progress) return;
   double fraction = 0;
-  if (cfg_.workload.kind == WorkloadKind::kClosedLoop && cfg_.workload.horizon_ns > 0) {
+  if (cfg_.workload.kind == WorkloadKind::kClosedLoop && cfg_.workload.horizon_ns > 0 && !bench_) {
     fraction = static_cast<double>(queue_.now()) / static_cast<double>(cfg_.workload.horizon_ns);
   } else if (expected_requests_ > 0) {
     fraction = static_cast<double>(finished_) / static_cast<double>(expected_requests_);
@@ -455,6 +505,20 @@ SimulationResult Loop::run() {
 }
 
 }  // namespace
+
+std::string_view closed_loop_client_name(ClosedLoopClient client) {
+  switch (client) {
+    case ClosedLoopClient::kUsers: return "users";
+    case ClosedLoopClient::kBench: return "bench";
+  }
+  return "?";
+}
+
+ClosedLoopClient parse_closed_loop_client(std::string_view text) {
+  if (text == "users") return ClosedLoopClient::kUsers;
+  if (text == "bench") return ClosedLoopClient::kBench;
+  throw ConfigError(fmt::format("client: '{}' must be users or bench", text));
+}
 
 SimulationConfig default_simulation_config(ModelConfig model, GpuSpec gpu) {
   SimulationConfig c;

@@ -104,6 +104,66 @@ TEST(SimCli, BadInputExitsWithStatus2) {
   expect_bad_input("simulate --bogus 1", {"bogus"});
 }
 
+TEST(SimCli, BenchClientLikeVllmBenchServe) {
+  Result r = run("simulate --json --client bench --max-concurrency 8 --num-prompts 40 --random-input-len 512 "
+                 "--random-output-len 64 --seed 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = json_of(r.out);
+  EXPECT_EQ(j["inputs"]["client"], "bench");
+  EXPECT_EQ(j["summary"]["finished"].get<int>(), 40);
+  EXPECT_EQ(j["summary"]["warmup_excluded"].get<int>(), 8);
+  EXPECT_EQ(j["summary"]["cooldown_excluded"].get<int>(), 8);
+  EXPECT_EQ(j["summary"]["measured"].get<int>(), 24);
+  EXPECT_EQ(j["bench"]["start"], "staggered");
+  EXPECT_GT(j["bench"]["stagger_window_ms"].get<double>(), 0);
+  // Every latency names the overheads in it and their source: none fitted yet.
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 0.0);
+  EXPECT_EQ(j["serving_overheads"]["request_source"], "not modelled");
+  EXPECT_EQ(j["serving_overheads"]["step_source"], "not modelled");
+
+  // --max-concurrency alone means the bench client; overrides name themselves as the source.
+  Result o = run("simulate --json --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16 "
+                 "--request-overhead-ms 10 --step-overhead-ms 0 --engine sglang --bench-start burst");
+  ASSERT_EQ(o.status, 0) << o.out;
+  auto k = json_of(o.out);
+  EXPECT_EQ(k["bench"]["start"], "burst");
+  EXPECT_DOUBLE_EQ(k["serving_overheads"]["request_ms"].get<double>(), 10.0);
+  EXPECT_EQ(k["serving_overheads"]["request_source"], "given (--request-overhead-ms)");
+  EXPECT_EQ(k["serving_overheads"]["step_source"], "given (--step-overhead-ms)");
+  // No request is measured before its TTFT includes the 10 ms.
+  EXPECT_GE(k["summary"]["ttft_ms"]["p50"].get<double>(), 10.0);
+
+  Result text = run("simulate --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16");
+  ASSERT_EQ(text.status, 0) << text.out;
+  for (const char* f : {"bench client: 20 prompts at max concurrency 4", "steady state: 12 requests measured",
+                        "serving overheads in these latencies: per request 0.000 ms (not modelled)"}) {
+    EXPECT_NE(text.out.find(f), std::string::npos) << f << "\n" << text.out;
+  }
+}
+
+TEST(SimCli, BenchClientSameSeedSameBytes) {
+  const std::string a = ::testing::TempDir() + "kvplan_bench_a";
+  const std::string b = ::testing::TempDir() + "kvplan_bench_b";
+  const std::string args = " --max-concurrency 16 --num-prompts 96 --prompt-lengths uniform:256,1024 "
+                           "--output-lengths uniform:16,128 --seed 5";
+  ASSERT_EQ(run("simulate --out " + a + args).status, 0);
+  ASSERT_EQ(run("simulate --out " + b + args).status, 0);
+  for (const char* f : {"/summary.json", "/requests.csv", "/timeseries.csv"}) {
+    EXPECT_FALSE(slurp(a + f).empty()) << f;
+    EXPECT_EQ(slurp(a + f), slurp(b + f)) << f;
+  }
+}
+
+TEST(SimCli, BenchClientBadInput) {
+  expect_bad_input("simulate --client bench", {"--client=bench needs --max-concurrency"});
+  expect_bad_input("simulate --max-concurrency 8 --num-prompts 16", {"num_prompts=16 must exceed"});
+  expect_bad_input("simulate --max-concurrency 8 --users 4", {"choose one workload"});
+  expect_bad_input("simulate --num-prompts 100", {"--num-prompts is the bench client's"});
+  expect_bad_input("simulate --max-concurrency 8 --bench-start later", {"staggered or burst"});
+  expect_bad_input("simulate --request-overhead-ms -1", {"--request-overhead-ms=-1"});
+  expect_bad_input("simulate --client robots", {"users or bench"});
+}
+
 TEST(SimCli, BadTraceRowNamesLineAndField) {
   const std::string path = ::testing::TempDir() + "bad_trace.csv";
   std::ofstream(path) << "arrival_s,prompt_tokens,output_tokens\n0.0,10,5\n0.5,-3,5\n";

@@ -9,7 +9,8 @@
 // config's seed, so the same config gives the same answer. For a trace, the rate is changed by
 // scaling its arrival times (time_scale = trace rate / target rate); lengths are unchanged. The SLO
 // need not be monotone in the load; the search reports the bracket it found, and every probe, so a
-// non-monotone region is visible.
+// non-monotone region is visible. A bench client (bench_client.h) is searched over its concurrency
+// (the closed loop's users); each probe runs at least 4 x C prompts so it keeps a steady state.
 #pragma once
 
 #include <cstdint>

@@ -65,10 +65,14 @@ double percentile(std::vector<double> values, double p);
 Percentiles summarize_values(std::vector<double> values);
 
 struct RunSummary {
-  int64_t finished = 0;
+  int64_t finished = 0;          // every finished request, measured or not
+  int64_t measured = 0;          // finished requests the statistics below cover
+  int64_t warmup_excluded = 0;   // first finished requests left out (bench client's warm-up)
+  int64_t cooldown_excluded = 0; // last finished requests left out (bench client's cool-down)
   int64_t unfinished = 0;        // still queued or running at the horizon
   int64_t rejected = 0;          // longer than the engine's max_model_len
-  double duration_s = 0;         // first arrival to last finish
+  double duration_s = 0;         // first arrival (with a warm-up: the last warm-up finish) to last
+                                 // measured finish
   double requests_per_s = 0;
   double output_tokens_per_s = 0;
   double total_tokens_per_s = 0; // prompt + output
@@ -83,21 +87,25 @@ struct RunSummary {
 class MetricsCollector {
  public:
   explicit MetricsCollector(Slo slo) : slo_(slo) {}
+  // Leaves the first `warmup` and last `cooldown` finished requests out of the statistics (>= 0).
+  void exclude(int64_t warmup, int64_t cooldown);
   void record(const RequestRecord& r);
   void add_rejected() { ++rejected_; }
   RunSummary summarize(int64_t unfinished, double prefix_hit_rate) const;
   const Slo& slo() const { return slo_; }
 
  private:
+  struct Row {
+    double queue_ms = 0, ttft_ms = 0, tpot_ms = 0, e2e_ms = 0, gap_ms = 0;
+    TimeNs arrival_ns = 0, finish_ns = 0;
+    int32_t prompt_tokens = 0, output_tokens = 0, preemptions = 0;
+    bool good = false;
+  };
   Slo slo_;
-  std::vector<double> queue_ms_, ttft_ms_, tpot_ms_, e2e_ms_, gap_ms_;
-  int64_t good_ = 0;
+  std::vector<Row> rows_;  // in record order
   int64_t rejected_ = 0;
-  int64_t preemptions_ = 0;
-  int64_t prompt_tokens_ = 0;
-  int64_t output_tokens_ = 0;
-  TimeNs first_arrival_ns_ = kNever;
-  TimeNs last_finish_ns_ = 0;
+  int64_t warmup_ = 0;
+  int64_t cooldown_ = 0;
 };
 
 // One time-series row: the state of the whole cluster (summed over replicas) at a sample time.

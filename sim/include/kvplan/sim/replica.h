@@ -41,6 +41,7 @@ struct ReplicaSetup {
   bool cache_prefixes = false;  // finished prompts stay in the prefix cache
   const KvLayout* layout = nullptr;  // exact token bytes for usage()
   uint64_t seed = 0;
+  TimeNs step_overhead_ns = 0;  // engine CPU time per step, added once to every step (serving_overheads.h)
 };
 
 // Something a step produced that the simulation must act on.

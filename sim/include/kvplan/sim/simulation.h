@@ -20,11 +20,13 @@
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/kv_scheme.h"
 #include "kvplan/core/perf_profile.h"
+#include "kvplan/sim/bench_client.h"
 #include "kvplan/sim/cost_model.h"
 #include "kvplan/sim/kv_manager.h"
 #include "kvplan/sim/metrics.h"
 #include "kvplan/sim/replica.h"
 #include "kvplan/sim/scheduler_config.h"
+#include "kvplan/sim/serving_overheads.h"
 #include "kvplan/sim/trace.h"
 #include "kvplan/sim/workload.h"
 
@@ -32,10 +34,22 @@ namespace kvplan::sim {
 
 enum class WorkloadKind { kOpenLoop, kClosedLoop, kTrace, kList };
 
+// Who the closed loop's users are.
+//  - kUsers: chat users holding conversations with think time (ConversationSpec).
+//  - kBench: a benchmark client (bench_client.h): closed.num_users is the concurrency C,
+//    closed.first_prompt and closed.output the lengths; think time 0, one turn, no prefix identity
+//    (the rest of ConversationSpec is ignored); `bench` gives the request budget, the stagger and the
+//    steady-state rule. The run ends when every request has finished (no horizon needed).
+enum class ClosedLoopClient { kUsers, kBench };
+std::string_view closed_loop_client_name(ClosedLoopClient client);
+ClosedLoopClient parse_closed_loop_client(std::string_view text);  // users | bench
+
 struct WorkloadConfig {
   WorkloadKind kind = WorkloadKind::kOpenLoop;
   OpenLoopSpec open;
   ConversationSpec closed;
+  ClosedLoopClient client = ClosedLoopClient::kUsers;  // kClosedLoop only
+  BenchOptions bench;                                  // client == kBench only
   std::string trace_path;
   TraceOptions trace;
   std::vector<RequestSpec> requests;  // kList: explicit requests in arrival order (tests, API use)
@@ -77,6 +91,10 @@ struct SimulationConfig {
   TimeNs sample_interval_ns = kNsPerSecond;
   CostOptions cost;
   std::optional<PerfProfile> profile;  // empty: the GPU's datasheet default
+  // Time outside the forward pass: per request (client-visible, added to TTFT and E2E) and per
+  // engine step. Default: none ("not modelled"); front ends set default_serving_overheads(engine,
+  // cuda_graphs), the fitted per-engine values, and apply user overrides.
+  ServingOverheads overheads;
   int64_t kv_capacity_bytes = 0;       // > 0: overrides the engine's KV budget per replica
   // Replaces the cost model (golden tests use a formula checkable by hand; what-if studies may
   // plug in their own). Empty: StepCostModel with `profile`.
@@ -96,6 +114,7 @@ struct SimulationResult {
   int64_t kv_capacity_bytes = 0;    // per replica
   std::vector<std::string> notes;   // assumptions worth reading
   std::vector<std::string> cost_sources;  // per operator class: measured / transferred / datasheet
+  TimeNs bench_window_ns = 0;       // bench client: the stagger window its users started over
   int64_t events = 0;
   int64_t steps = 0;
   int64_t cost_memo_hits = 0;

@@ -1,0 +1,301 @@
+// The bench client (bench_client.h): its start rule, request budget and cycle estimate, a golden
+// run whose first steps are worked out by hand, desynchronised steady state, the warm-up/cool-down
+// rule, and determinism. Step time: FormulaTimer, 1 ms + 10 us per prefill token + 100 us per
+// decode sequence.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/core/error.h"
+#include "kvplan/core/presets.h"
+#include "kvplan/sim/bench_client.h"
+#include "kvplan/sim/output_files.h"
+#include "kvplan/sim/simulation.h"
+#include "sim_test_support.h"
+
+namespace kvplan::sim {
+namespace {
+
+using testing::FormulaTimer;
+using testing::kBlockBytes;
+
+BenchClientSpec spec(int32_t c, int64_t n) {
+  BenchClientSpec s;
+  s.max_concurrency = c;
+  s.prompt = LengthDistribution::fixed(20);
+  s.output = LengthDistribution::fixed(20);
+  s.options.num_prompts = n;
+  s.seed = 7;
+  return s;
+}
+
+TEST(BenchClient, StartsOnePerSlotOfTheWindow) {
+  BenchClient client(spec(8, 64));
+  std::vector<TimeNs> starts;
+  for (int32_t u = 0; u < 8; ++u) {
+    const TimeNs t = client.start_ns(u, 8'000'000);
+    // Slot u of 8 over 8 ms: [u ms, u + 1 ms).
+    EXPECT_GE(t, u * 1'000'000) << u;
+    EXPECT_LT(t, (u + 1) * 1'000'000) << u;
+    starts.push_back(t);
+  }
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(std::adjacent_find(starts.begin(), starts.end()), starts.end()) << "two users share a start time";
+
+  BenchClientSpec even = spec(8, 64);
+  even.options.jitter = 0;
+  BenchClient evenly(even);
+  for (int32_t u = 0; u < 8; ++u) EXPECT_EQ(evenly.start_ns(u, 8'000'000), u * 1'000'000);
+
+  BenchClientSpec burst = spec(8, 64);
+  burst.options.start = BenchStart::kBurst;
+  BenchClient together(burst);
+  for (int32_t u = 0; u < 8; ++u) EXPECT_EQ(together.start_ns(u, 8'000'000), 0);
+}
+
+TEST(BenchClient, SendsExactlyNumPromptsWithIdsInSendOrder) {
+  BenchClientSpec s = spec(3, 7);
+  s.options.warmup_requests = 1;
+  s.options.cooldown_requests = 1;
+  BenchClient client(s);
+  EXPECT_EQ(client.num_users(), 3);
+  for (int32_t u = 0; u < 3; ++u) EXPECT_EQ(client.first_request(u, 0).id, u);
+  // Zero think time: the next request is sent when the previous one finished.
+  auto r = client.next_request(1, 5'000);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->id, 3);
+  EXPECT_EQ(r->arrival_ns, 5'000);
+  EXPECT_EQ(r->user, 1);
+  EXPECT_EQ(r->prompt_tokens, 20);
+  EXPECT_EQ(r->output_tokens, 20);
+  for (int64_t id = 4; id < 7; ++id) EXPECT_EQ(client.next_request(0, 9'000)->id, id);
+  EXPECT_FALSE(client.next_request(2, 9'000));
+  EXPECT_EQ(client.sent(), 7);
+}
+
+TEST(BenchClient, RefusesRunsWithoutASteadyState) {
+  // Defaults: warm-up 8 + cool-down 8 = 16 finished requests left out; 16 prompts leave none.
+  try {
+    BenchClient client(spec(8, 16));
+    FAIL() << "accepted 16 prompts at concurrency 8";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("num_prompts=16 must exceed warm-up 8 + cool-down 8"), std::string::npos)
+        << e.what();
+  }
+  BenchClientSpec bad = spec(8, 64);
+  bad.options.jitter = 1.5;
+  EXPECT_THROW(BenchClient{bad}, ConfigError);
+}
+
+TEST(BenchClient, CycleEstimateByHand) {
+  FormulaTimer timer;
+  BenchClientSpec s = spec(4, 64);
+  s.prompt = LengthDistribution::fixed(100);
+  s.output = LengthDistribution::fixed(10);
+  // Prefill of 100 tokens in chunks of 64: (1 + 0.64 + 0.5) + (1 + 0.36 + 0.5) = 4.0 ms, times C = 4:
+  // 16 ms. Decode at batch 4: 1 + 0.4 + 0.5 = 1.9 ms, 9 of them: 17.1 ms. Request overhead 2 ms.
+  EXPECT_EQ(estimate_request_cycle_ns(timer, s, 64, 256, 2'000'000, 500'000), 2'000'000 + 16'000'000 + 17'100'000);
+  // max_num_seqs caps the decode batch: batch 2 -> 1.2 + 0.5 = 1.7 ms.
+  EXPECT_EQ(estimate_request_cycle_ns(timer, s, 64, 2, 0, 500'000), 16'000'000 + 9 * 1'700'000);
+}
+
+TEST(BenchClient, StartNames) {
+  EXPECT_EQ(parse_bench_start("burst"), BenchStart::kBurst);
+  EXPECT_EQ(bench_start_name(BenchStart::kStaggered), "staggered");
+  EXPECT_THROW(parse_bench_start("later"), ConfigError);
+}
+
+// ---- whole runs ------------------------------------------------------------------------------
+
+SimulationConfig bench_config(int32_t c, int64_t n, int64_t prompt = 20) {
+  SimulationConfig cfg = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
+  cfg.kv_capacity_bytes = 256 * kBlockBytes;
+  cfg.scheduler.kind = SchedulerKind::kVllm;
+  cfg.scheduler.max_num_seqs = 16;
+  cfg.scheduler.max_num_batched_tokens = 256;
+  cfg.scheduler.max_model_len = 1024;
+  cfg.step_timer = std::make_shared<FormulaTimer>();
+  cfg.workload.kind = WorkloadKind::kClosedLoop;
+  cfg.workload.client = ClosedLoopClient::kBench;
+  cfg.workload.closed.num_users = c;
+  cfg.workload.closed.first_prompt = LengthDistribution::fixed(prompt);
+  cfg.workload.closed.output = LengthDistribution::fixed(20);
+  cfg.workload.bench.num_prompts = n;
+  cfg.seed = 3;
+  return cfg;
+}
+
+struct BenchRun {
+  SimulationResult result;
+  std::vector<std::string> log;
+  std::vector<int64_t> prefills_per_step;
+  std::vector<TimeNs> step_start_ns;
+  std::vector<RequestRecord> records;  // in finish order
+};
+
+BenchRun run(const SimulationConfig& cfg) {
+  BenchRun out;
+  RunHooks hooks;
+  hooks.on_step = [&](const StepLog& s) {
+    std::string line = fmt::format("{}->{}:", s.start_ns, s.end_ns);
+    int64_t prefills = 0;
+    for (const PlannedWork& w : s.work) {
+      line += fmt::format(" {}:{}{}", w.request_id, w.decode ? "D" : "P", w.tokens);
+      if (!w.decode) ++prefills;
+    }
+    out.log.push_back(line);
+    out.prefills_per_step.push_back(prefills);
+    out.step_start_ns.push_back(s.start_ns);
+  };
+  hooks.on_request = [&](const RequestRecord& r) { out.records.push_back(r); };
+  out.result = run_simulation(cfg, hooks);
+  return out;
+}
+
+TEST(BenchGolden, FirstStepsByHand) {
+  SimulationConfig cfg = bench_config(4, 24);
+  cfg.workload.bench.jitter = 0;  // evenly spaced starts, so every time below is exact
+  BenchRun r = run(cfg);
+  // Window (estimate_request_cycle_ns): prefill 20 tokens 1.2 ms, times C = 4: 4.8 ms; decode at
+  // batch 4: 1.4 ms, 19 of them: 26.6 ms; window 31.4 ms. Users start at 0, 7.85, 15.7, 23.55 ms.
+  EXPECT_EQ(r.result.bench_window_ns, 31'400'000);
+  // t=0     request 0 (user 0) prefills alone: 1 + 0.2 = 1.2 ms; then decodes alone, 1.1 ms each:
+  //         its k-th token at 1.2 + 1.1 (k - 1) ms (7th at 7.8 ms).
+  // t=7.8   request 1 (user 1) arrives at 7.85, during request 0's decode 7.8 -> 8.9.
+  // t=8.9   request 0 decodes and request 1 prefills: 1 + 0.2 + 0.1 = 1.3 ms -> 10.2 ms.
+  ASSERT_GE(r.log.size(), 9u);
+  EXPECT_EQ(r.log[0], "0->1200000: 0:P20");
+  EXPECT_EQ(r.log[1], "1200000->2300000: 0:D1");
+  EXPECT_EQ(r.log[6], "6700000->7800000: 0:D1");
+  EXPECT_EQ(r.log[7], "7800000->8900000: 0:D1");
+  EXPECT_EQ(r.log[8], "8900000->10200000: 0:D1 1:P20");
+  auto rec1 = std::find_if(r.records.begin(), r.records.end(), [](const RequestRecord& x) { return x.id == 1; });
+  ASSERT_NE(rec1, r.records.end());
+  EXPECT_EQ(rec1->arrival_ns, 7'850'000);
+  EXPECT_EQ(rec1->first_token_ns, 10'200'000);
+  EXPECT_EQ(rec1->ttft_ns(), 2'350'000);
+  EXPECT_EQ(r.result.summary.finished, 24);
+}
+
+// Steps that start between the warm-up-th finish and the last measured finish: the steady state.
+std::vector<int64_t> steady_prefills(const BenchRun& r, int64_t warmup, int64_t cooldown) {
+  std::vector<TimeNs> finish;
+  for (const RequestRecord& x : r.records) finish.push_back(x.finish_ns);
+  std::sort(finish.begin(), finish.end());
+  const TimeNs from = finish[static_cast<size_t>(warmup - 1)];
+  const TimeNs to = finish[finish.size() - static_cast<size_t>(cooldown) - 1];
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < r.step_start_ns.size(); ++i) {
+    if (r.step_start_ns[i] >= from && r.step_start_ns[i] < to) out.push_back(r.prefills_per_step[i]);
+  }
+  return out;
+}
+
+TEST(BenchGolden, SteadyStateNeverPrefillsAllUsersTogether) {
+  // 8 users, 80 prompts of 200 tokens (2 ms of prefill each), budget 2048 tokens per step.
+  SimulationConfig cfg = bench_config(8, 80, 200);
+  cfg.scheduler.max_num_batched_tokens = 2048;
+  const BenchRun staggered = run(cfg);
+  const std::vector<int64_t> s = steady_prefills(staggered, 8, 8);
+  ASSERT_GT(s.size(), 100u);
+  EXPECT_LE(*std::max_element(s.begin(), s.end()), 2);  // at most 2 of the 8 prompts in one step
+  // The same users all started at t = 0 stay in lock step. (The first arrival at t = 0 finds the
+  // engine idle and starts a step alone, events being handled one at a time; the other 7 prompts
+  // share the next step, and so on every round.)
+  SimulationConfig burst_cfg = cfg;
+  burst_cfg.workload.bench.start = BenchStart::kBurst;
+  const BenchRun burst = run(burst_cfg);
+  const std::vector<int64_t> b = steady_prefills(burst, 8, 8);
+  EXPECT_EQ(*std::max_element(b.begin(), b.end()), 7);
+  // TTFT shows it: in lock step most prompts wait for 7 prefills (1 + 7 x 2 ms and more), the
+  // staggered ones for the step in flight and their own.
+  EXPECT_GT(burst.result.summary.ttft_ms.mean, 2 * staggered.result.summary.ttft_ms.mean);
+}
+
+TEST(BenchGolden, WarmupAndCooldownLeaveOutExactlyTheFirstAndLastFinished) {
+  const BenchRun r = run(bench_config(4, 24));
+  const RunSummary& s = r.result.summary;
+  EXPECT_EQ(s.finished, 24);
+  EXPECT_EQ(s.warmup_excluded, 4);
+  EXPECT_EQ(s.cooldown_excluded, 4);
+  EXPECT_EQ(s.measured, 16);
+  // By hand from the records: rank by finish time, drop the first 4 and the last 4.
+  std::vector<RequestRecord> by_finish = r.records;
+  std::stable_sort(by_finish.begin(), by_finish.end(),
+                   [](const RequestRecord& a, const RequestRecord& b) { return a.finish_ns < b.finish_ns; });
+  std::vector<double> ttft, e2e;
+  int64_t output = 0;
+  for (size_t i = 4; i < 20; ++i) {
+    ttft.push_back(ns_to_ms(by_finish[i].ttft_ns()));
+    e2e.push_back(ns_to_ms(by_finish[i].e2e_ns()));
+    output += by_finish[i].output_tokens;
+  }
+  std::sort(ttft.begin(), ttft.end());
+  std::sort(e2e.begin(), e2e.end());
+  double sum = 0;
+  for (double v : ttft) sum += v;
+  EXPECT_DOUBLE_EQ(s.ttft_ms.mean, sum / 16);
+  EXPECT_DOUBLE_EQ(s.ttft_ms.max, ttft.back());
+  EXPECT_DOUBLE_EQ(s.e2e_ms.p50, e2e[7]);  // nearest rank: ceil(0.5 * 16) = 8th value
+  // Throughput window: from the 4th finish to the 20th.
+  const double window_s = ns_to_seconds(by_finish[19].finish_ns - by_finish[3].finish_ns);
+  EXPECT_DOUBLE_EQ(s.duration_s, window_s);
+  EXPECT_DOUBLE_EQ(s.requests_per_s, 16 / window_s);
+  EXPECT_DOUBLE_EQ(s.output_tokens_per_s, static_cast<double>(output) / window_s);
+
+  // Counts can be set; 0 and 0 measure every request.
+  SimulationConfig all = bench_config(4, 24);
+  all.workload.bench.warmup_requests = 0;
+  all.workload.bench.cooldown_requests = 0;
+  const RunSummary a = run(all).result.summary;
+  EXPECT_EQ(a.measured, 24);
+  EXPECT_EQ(a.warmup_excluded, 0);
+  EXPECT_EQ(a.cooldown_excluded, 0);
+}
+
+TEST(BenchGolden, RequestAndStepOverheadsAreAddedWhereTheySay) {
+  SimulationConfig cfg = bench_config(4, 24);
+  cfg.workload = WorkloadConfig{};
+  cfg.workload.kind = WorkloadKind::kList;
+  cfg.workload.requests = {testing::request(0, 0, 20, 3)};
+  cfg.overheads.request = OverheadTerm{5'000'000, "test"};
+  cfg.overheads.step = OverheadTerm{500'000, "test"};
+  BenchRun r = run(cfg);
+  // The engine sees the request at 5 ms; prefill 1.2 + 0.5 = 1.7 ms -> first token at 6.7 ms;
+  // two decodes of 1.1 + 0.5 = 1.6 ms -> 8.3 and 9.9 ms.
+  EXPECT_EQ(r.log, (std::vector<std::string>{"5000000->6700000: 0:P20", "6700000->8300000: 0:D1",
+                                             "8300000->9900000: 0:D1"}));
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_EQ(r.records[0].arrival_ns, 0);
+  EXPECT_EQ(r.records[0].ttft_ns(), 6'700'000);
+  EXPECT_EQ(r.records[0].e2e_ns(), 9'900'000);
+  EXPECT_DOUBLE_EQ(r.records[0].tpot_ns(), 1'600'000.0);
+}
+
+TEST(BenchDeterminism, SameSeedSameSummaryJsonByteForByte) {
+  SimulationConfig cfg = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
+  cfg.workload.kind = WorkloadKind::kClosedLoop;
+  cfg.workload.client = ClosedLoopClient::kBench;
+  cfg.workload.closed.num_users = 16;
+  cfg.workload.closed.first_prompt = LengthDistribution::uniform(200, 800);
+  cfg.workload.closed.output = LengthDistribution::uniform(32, 96);
+  cfg.workload.bench.num_prompts = 96;
+  cfg.overheads.request = OverheadTerm{20'000'000, "test"};
+  cfg.overheads.step = OverheadTerm{1'000'000, "test"};
+  cfg.seed = 11;
+  const std::string a = summary_json(cfg, run_simulation(cfg)).dump(2);
+  const std::string b = summary_json(cfg, run_simulation(cfg)).dump(2);
+  EXPECT_EQ(a, b);
+  cfg.seed = 12;
+  const std::string c = summary_json(cfg, run_simulation(cfg)).dump(2);
+  EXPECT_NE(a, c);
+}
+
+}  // namespace
+}  // namespace kvplan::sim
