@@ -110,7 +110,7 @@ const FlagDefaults& sim_flag_defaults() {
       {"random-output-len", ""},  // bench client: fixed output tokens (instead of --output-lengths)
       {"warmup-requests", ""},    // bench client: first finished requests left out ("": the concurrency)
       {"cooldown-requests", ""},  // bench client: last finished requests left out ("": the concurrency)
-      {"bench-start", "staggered"},  // bench client: staggered (over one request cycle) | burst (all at t=0)
+      {"bench-start", ""},        // bench client: staggered | burst ("": the engine's, bench_client.h)
       {"stagger-jitter", "1"},    // bench client: 0 evenly spaced starts, 1 one uniform start per slot
       {"request-overhead-ms", ""},  // per request, added to TTFT and E2E ("": the engine's default)
       {"step-overhead-ms", ""},     // per engine step ("": the engine's default)
@@ -209,7 +209,8 @@ sim::SimulationConfig build_simulation(const Scenario& s, const FlagValues& flag
     w.bench.cooldown_requests =
         get(flags, "cooldown-requests").empty() ? -1 : to_int(flags, "cooldown-requests", 0, 100'000'000);
     w.bench.jitter = to_number(flags, "stagger-jitter", 0, 1);
-    w.bench.start = sim::parse_bench_start(get(flags, "bench-start"));
+    w.bench.start = get(flags, "bench-start").empty() ? sim::default_bench_start(s.serving.engine)
+                                                      : sim::parse_bench_start(get(flags, "bench-start"));
   } else if (!get(flags, "trace").empty()) {
     if (users > 0) throw ConfigError("--trace and --users: choose one workload");
     w.kind = sim::WorkloadKind::kTrace;

@@ -43,6 +43,10 @@ BenchStart parse_bench_start(std::string_view text) {
   throw ConfigError(fmt::format("bench client: start='{}' must be staggered or burst", text));
 }
 
+BenchStart default_bench_start(Engine engine) {
+  return engine == Engine::kSglang ? BenchStart::kBurst : BenchStart::kStaggered;
+}
+
 int64_t bench_warmup(const BenchClientSpec& spec) {
   return spec.options.warmup_requests >= 0 ? spec.options.warmup_requests : spec.max_concurrency;
 }

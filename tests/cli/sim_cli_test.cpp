@@ -114,19 +114,19 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   EXPECT_EQ(j["summary"]["warmup_excluded"].get<int>(), 8);
   EXPECT_EQ(j["summary"]["cooldown_excluded"].get<int>(), 8);
   EXPECT_EQ(j["summary"]["measured"].get<int>(), 24);
-  EXPECT_EQ(j["bench"]["start"], "staggered");
+  EXPECT_EQ(j["bench"]["start"], "staggered");  // vLLM's default (bench_client.h)
   EXPECT_GT(j["bench"]["stagger_window_ms"].get<double>(), 0);
-  // Every latency names the overheads in it and their source: none fitted yet.
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 0.0);
-  EXPECT_EQ(j["serving_overheads"]["request_source"], "not modelled");
-  EXPECT_EQ(j["serving_overheads"]["step_source"], "not modelled");
+  // Every latency names the overheads in it and their source: vLLM's fitted defaults here.
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 57.517);
+  EXPECT_NE(j["serving_overheads"]["request_source"].get<std::string>().find("fitted"), std::string::npos);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_ms"].get<double>(), 1.181);
 
   // --max-concurrency alone means the bench client; overrides name themselves as the source.
   Result o = run("simulate --json --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16 "
-                 "--request-overhead-ms 10 --step-overhead-ms 0 --engine sglang --bench-start burst");
+                 "--request-overhead-ms 10 --step-overhead-ms 0 --engine sglang");
   ASSERT_EQ(o.status, 0) << o.out;
   auto k = json_of(o.out);
-  EXPECT_EQ(k["bench"]["start"], "burst");
+  EXPECT_EQ(k["bench"]["start"], "burst");  // SGLang's default
   EXPECT_DOUBLE_EQ(k["serving_overheads"]["request_ms"].get<double>(), 10.0);
   EXPECT_EQ(k["serving_overheads"]["request_source"], "given (--request-overhead-ms)");
   EXPECT_EQ(k["serving_overheads"]["step_source"], "given (--step-overhead-ms)");
@@ -136,7 +136,7 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   Result text = run("simulate --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16");
   ASSERT_EQ(text.status, 0) << text.out;
   for (const char* f : {"bench client: 20 prompts at max concurrency 4", "steady state: 12 requests measured",
-                        "serving overheads in these latencies: per request 0.000 ms (not modelled)"}) {
+                        "serving overheads in these latencies: per request 57.517 ms (fitted"}) {
     EXPECT_NE(text.out.find(f), std::string::npos) << f << "\n" << text.out;
   }
 }

@@ -105,9 +105,11 @@ TEST(BenchClient, CycleEstimateByHand) {
   EXPECT_EQ(estimate_request_cycle_ns(timer, s, 64, 2, 0, 500'000), 16'000'000 + 9 * 1'700'000);
 }
 
-TEST(BenchClient, StartNames) {
+TEST(BenchClient, DefaultStartPerEngine) {
+  EXPECT_EQ(default_bench_start(Engine::kSglang), BenchStart::kBurst);
+  EXPECT_EQ(default_bench_start(Engine::kVllm), BenchStart::kStaggered);
+  EXPECT_EQ(default_bench_start(Engine::kTrtllm), BenchStart::kStaggered);
   EXPECT_EQ(parse_bench_start("burst"), BenchStart::kBurst);
-  EXPECT_EQ(bench_start_name(BenchStart::kStaggered), "staggered");
   EXPECT_THROW(parse_bench_start("later"), ConfigError);
 }
 
@@ -286,8 +288,7 @@ TEST(BenchDeterminism, SameSeedSameSummaryJsonByteForByte) {
   cfg.workload.closed.first_prompt = LengthDistribution::uniform(200, 800);
   cfg.workload.closed.output = LengthDistribution::uniform(32, 96);
   cfg.workload.bench.num_prompts = 96;
-  cfg.overheads.request = OverheadTerm{20'000'000, "test"};
-  cfg.overheads.step = OverheadTerm{1'000'000, "test"};
+  cfg.overheads = default_serving_overheads(Engine::kVllm, true);
   cfg.seed = 11;
   const std::string a = summary_json(cfg, run_simulation(cfg)).dump(2);
   const std::string b = summary_json(cfg, run_simulation(cfg)).dump(2);

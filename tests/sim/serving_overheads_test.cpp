@@ -12,15 +12,25 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-TEST(ServingOverheads, NoDataMeansNotModelled) {
-  // Nothing is fitted yet: every engine, with or without CUDA graphs, says "not modelled".
+TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
-    for (bool graphs : {true, false}) {
-      const ServingOverheads o = default_serving_overheads(e, graphs);
-      EXPECT_EQ(o.request.ns + o.step.ns, 0);
-      EXPECT_TRUE(contains(o.request.source, "not modelled")) << o.request.source;
-    }
+    const ServingOverheads o = default_serving_overheads(e, true);
+    EXPECT_GT(o.request.ns, 0) << engine_name(e);
+    EXPECT_GT(o.step.ns, 0) << engine_name(e);
+    EXPECT_TRUE(contains(o.request.source, "aiconfigurator H100 e2e set")) << o.request.source;
+    EXPECT_TRUE(contains(o.step.source, "fit half, in-sample")) << o.step.source;
   }
+  // The numbers kvplan_validate_serving printed for the fit (docs/benchmarks-serving.md).
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 176'619'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 1'181'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 136'203'000);
+}
+
+TEST(ServingOverheads, NoDataMeansNotModelled) {
+  const ServingOverheads eager = default_serving_overheads(Engine::kVllm, false);
+  EXPECT_EQ(eager.request.ns, 0);
+  EXPECT_EQ(eager.step.ns, 0);
+  EXPECT_TRUE(contains(eager.request.source, "not modelled")) << eager.request.source;
   const ServingOverheads hf = default_serving_overheads(Engine::kStatic, true);
   EXPECT_EQ(hf.request.ns + hf.step.ns, 0);
   EXPECT_EQ(hf.step.source, "not modelled");

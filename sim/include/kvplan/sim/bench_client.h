@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvplan/core/engine_memory.h"
 #include "kvplan/core/length_distribution.h"
 #include "kvplan/sim/request.h"
 #include "kvplan/sim/step_timer.h"
@@ -52,10 +53,17 @@ namespace kvplan::sim {
 // How the users start. kStaggered (default): the stagger rule above. kBurst: every user's first
 // request at t = 0, as the real client literally starts; with fixed lengths the simulated engine
 // then keeps the users in whatever synchrony its batching creates (an engine that prefills every
-// waiting prompt in one step, as SGLang does, keeps them in lock step).
+// waiting prompt in one step, as SGLang does, keeps them in lock step: see
+// docs/benchmarks-serving.md for which measurements look like which).
 enum class BenchStart { kStaggered, kBurst };
 std::string_view bench_start_name(BenchStart start);
 BenchStart parse_bench_start(std::string_view text);  // staggered | burst
+
+// The start that reproduces an engine's published fixed-length benchmarks (chosen per engine by
+// kvplan_validate_serving on the fit half of aiconfigurator's H100 runs): burst for SGLang, whose
+// runs are lock-stepped (their TPOT is decode-only steps: staggered users would put other users'
+// prefill steps inside it, +28% TPOT), staggered for vLLM and TensorRT-LLM (and any other engine).
+BenchStart default_bench_start(Engine engine);
 
 struct BenchOptions {
   int64_t num_prompts = 1000;      // N: requests in total (> 0)

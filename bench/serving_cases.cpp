@@ -1,0 +1,369 @@
+// Published serving runs -> kvplan flags. Every mapping choice is written next to the code and
+// repeated in the row's notes, so the report says what was approximated.
+#include "serving_cases.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/error.h"
+
+namespace kvplan::bench {
+
+namespace {
+
+using Record = std::map<std::string, std::string>;
+
+// RFC 4180 CSV: quoted fields may hold commas, quotes ("") and newlines. A UTF-8 BOM is skipped.
+std::vector<Record> read_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("serving measurements: cannot read '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        field += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      row.push_back(field);
+      field.clear();
+    } else if (ch == '\n' || ch == '\r') {
+      if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      row.push_back(field);
+      field.clear();
+      if (!(row.size() == 1 && row[0].empty())) table.push_back(row);
+      row.clear();
+    } else {
+      field += ch;
+    }
+  }
+  if (!field.empty() || !row.empty()) {
+    row.push_back(field);
+    table.push_back(row);
+  }
+  if (table.empty()) throw ConfigError(fmt::format("serving measurements: '{}' is empty", path));
+  std::vector<Record> out;
+  const std::vector<std::string>& header = table.front();
+  for (size_t r = 1; r < table.size(); ++r) {
+    if (table[r].size() != header.size()) {
+      throw ConfigError(fmt::format("serving measurements: '{}' data row {} has {} fields, the header {}", path, r,
+                                    table[r].size(), header.size()));
+    }
+    Record rec;
+    for (size_t c = 0; c < header.size(); ++c) rec[header[c]] = table[r][c];
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+const std::string& field(const Record& r, const std::string& name, const std::string& path) {
+  auto it = r.find(name);
+  if (it == r.end()) throw ConfigError(fmt::format("serving measurements: '{}' has no column '{}'", path, name));
+  return it->second;
+}
+
+// The leading integer of a text ("2048 (startup log: ...)" -> 2048); -1 when there is none.
+int64_t leading_int(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i]))) return -1;
+  int64_t v = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) v = v * 10 + (text[i++] - '0');
+  return v;
+}
+
+double to_double(const std::string& text) {
+  try {
+    return text.empty() ? 0.0 : std::stod(text);
+  } catch (const std::exception&) {
+    return 0.0;
+  }
+}
+
+// "MAJOR.MINOR[.PATCH]" at the start of a version text ("0.7.3.dev138+g21f6 (image ...)", "v0.11.0"),
+// or "" when the text does not start with one.
+std::string version_prefix(const std::string& text) {
+  std::string s = text;
+  if (!s.empty() && (s[0] == 'v' || s[0] == 'V')) s.erase(0, 1);
+  size_t i = 0;
+  int dots = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && dots < 2))) {
+    if (s[i] == '.') ++dots;
+    ++i;
+  }
+  std::string v = s.substr(0, i);
+  while (!v.empty() && v.back() == '.') v.pop_back();
+  return v.find('.') == std::string::npos ? "" : v;
+}
+
+// The number after `key` in `text` ("--gpu_memory_utilization=0.98", "max_model_len 16384"), or "".
+std::string number_after(const std::string& text, const std::string& key) {
+  size_t at = text.find(key);
+  if (at == std::string::npos) return "";
+  size_t i = at + key.size();
+  while (i < text.size() && (text[i] == '=' || text[i] == ' ')) ++i;
+  size_t j = i;
+  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+  return text.substr(i, j - i);
+}
+
+void add_note(ServingCase& c, const std::string& note) {
+  if (!c.notes.empty()) c.notes.append("; ");
+  c.notes.append(note);
+}
+
+const std::map<std::string, std::string>& model_presets() {
+  static const std::map<std::string, std::string> m = {
+      {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+      {"meta-llama/Llama-3.1-70B", "llama-3.1-70b"},
+      {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"},
+      {"Qwen/Qwen3-32B", "qwen3-32b"},
+      {"Qwen/Qwen3-235B-A22B-FP8", "qwen3-235b-a22b-fp8"},
+      {"openai/gpt-oss-120b", "gpt-oss-120b"},
+      {"deepseek-ai/DeepSeek-R1", "deepseek-r1"},
+      {"Qwen/Qwen2-7B-Instruct", "qwen2-7b"},
+  };
+  return m;
+}
+
+// Presets whose checkpoint carries its own quantization_config (fp8 block, MXFP4): kvplan uses it.
+bool preset_is_quantized(const std::string& preset) {
+  return preset == "qwen3-235b-a22b-fp8" || preset == "gpt-oss-120b" || preset == "deepseek-r1";
+}
+
+void bench_flags(ServingCase& c, int64_t num_prompts) {
+  c.sim_flags["client"] = "bench";
+  c.sim_flags["max-concurrency"] = std::to_string(c.concurrency);
+  c.sim_flags["num-prompts"] = std::to_string(num_prompts);
+  c.sim_flags["random-input-len"] = std::to_string(c.isl);
+  c.sim_flags["random-output-len"] = std::to_string(c.osl);
+  c.sim_flags["seed"] = std::to_string(1);  // (a literal trips GCC 12 -Wrestrict)
+  if (c.replicas > 1) {
+    c.sim_flags["replicas"] = std::to_string(c.replicas);
+    c.sim_flags["router"] = "least-outstanding";
+  }
+}
+
+}  // namespace
+
+int64_t steady_state_prompts(int64_t concurrency) { return 2 * concurrency + std::max<int64_t>(2 * concurrency, 32); }
+
+std::string ServingCase::command() const {
+  std::string out = "kvplan simulate";
+  for (const auto& [k, v] : memory_flags) out += fmt::format(" --{} {}", k, v);
+  for (const auto& [k, v] : sim_flags) out += fmt::format(" --{} {}", k, v);
+  return out;
+}
+
+std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path) {
+  std::vector<ServingCase> out;
+  for (const Record& r : read_csv(path)) {
+    if (field(r, "mode", path) != "agg") continue;
+    ServingCase c;
+    c.id = field(r, "id", path);
+    c.source = "aiconfigurator silicon_sample.csv (" + field(r, "silicon_data_source", path) + ")";
+    c.engine = field(r, "backend", path);
+    c.model = field(r, "model_path", path);
+    c.gpu = "h100-sxm";
+    c.isl = leading_int(field(r, "isl", path));
+    c.osl = leading_int(field(r, "osl", path));
+    c.measured_ttft_ms = to_double(field(r, "silicon_ttft_ms", path));
+    c.measured_tpot_ms = to_double(field(r, "silicon_tpot_ms", path));
+    const std::string& src = field(r, "silicon_data_source", path);
+    const int64_t batch = leading_int(field(r, "batch_size", path));
+    const std::string conc_text = number_after(src, "silicon_concurrency");
+    c.concurrency = conc_text.empty() ? batch : leading_int(conc_text);
+    if (conc_text.empty()) add_note(c, fmt::format("no silicon_concurrency: concurrency = batch_size {}", batch));
+    const int64_t tp = std::max<int64_t>(1, leading_int(field(r, "tp_size", path)));
+    const int64_t pp = std::max<int64_t>(1, leading_int(field(r, "pp_size", path)));
+    const int64_t att_dp = std::max<int64_t>(1, leading_int(field(r, "attention_dp_size", path)));
+    const int64_t moe_tp = std::max<int64_t>(1, leading_int(field(r, "moe_tp_size", path)));
+    const int64_t moe_ep = std::max<int64_t>(1, leading_int(field(r, "moe_ep_size", path)));
+
+    auto preset = model_presets().find(c.model);
+    if (preset == model_presets().end()) {
+      c.why_not = fmt::format("no kvplan model preset for {}", c.model);
+      out.push_back(std::move(c));
+      continue;
+    }
+    c.memory_flags["model"] = preset->second;
+    c.memory_flags["gpu"] = c.gpu;
+    c.memory_flags["engine"] = c.engine;
+    const std::string version = version_prefix(field(r, "backend_version", path));
+    if (c.engine == "vllm" && !version.empty()) c.memory_flags["engine-version"] = version;
+
+    // Precision: '' is the checkpoint's bf16; fp8 on a bf16 checkpoint is vLLM/TRT-LLM fp8
+    // (per-tensor W8A8), i.e. --quantization fp8; a quantized checkpoint keeps its own config.
+    const std::string& precision = field(r, "precision", path);
+    const std::string& gemm = field(r, "gemm_quant_mode", path);
+    if (preset_is_quantized(preset->second)) {
+      add_note(c, fmt::format("weights: the checkpoint's own quantization_config (row: precision {}, gemm {})",
+                              precision.empty() ? "-" : precision, gemm.empty() ? "-" : gemm));
+    } else if (precision.empty()) {
+      // bf16, the checkpoint's own dtype (README 1e: empty precision = native bf16, inference).
+    } else if (precision == "fp8" && (gemm == "fp8" || gemm.empty())) {
+      c.memory_flags["quantization"] = "fp8";
+    } else {
+      c.why_not = fmt::format("precision {} / gemm {} has no kvplan --quantization", precision, gemm);
+    }
+
+    // Parallelism. Attention DP D: kvplan's --data-parallel-size D with experts spread over every
+    // GPU (--enable-expert-parallel), one replica per DP rank. MoE TP x EP hybrids (moe_tp > 1 and
+    // moe_ep > 1) have no kvplan form: its expert parallelism spreads whole experts over all GPUs.
+    c.memory_flags["tensor-parallel-size"] = std::to_string(tp / att_dp);
+    if (pp > 1) c.memory_flags["pipeline-parallel-size"] = std::to_string(pp);
+    if (moe_tp > 1 && moe_ep > 1) {
+      if (c.why_not.empty()) c.why_not = fmt::format("MoE split tp {} x ep {} (kvplan's EP spreads whole experts over all GPUs)", moe_tp, moe_ep);
+    } else if (att_dp > 1) {
+      if (moe_ep != tp && c.why_not.empty()) {
+        c.why_not = fmt::format("attention DP {} with MoE tp {} ep {} (kvplan's DP needs experts over all {} GPUs)",
+                                att_dp, moe_tp, moe_ep, tp);
+      }
+      c.memory_flags["data-parallel-size"] = std::to_string(att_dp);
+      c.memory_flags["enable-expert-parallel"] = "true";
+      c.replicas = att_dp;
+    } else if (moe_ep > 1) {
+      if (moe_ep != tp && c.why_not.empty()) c.why_not = fmt::format("MoE ep {} differs from tp {}", moe_ep, tp);
+      c.memory_flags["enable-expert-parallel"] = "true";
+    }
+    // Several engine instances behind one endpoint: concurrency = replicas x batch_size.
+    if (att_dp == 1 && batch > 0 && c.concurrency > batch && c.concurrency % batch == 0) {
+      c.replicas = c.concurrency / batch;
+      add_note(c, fmt::format("{} replicas of batch {} (silicon_concurrency {} / batch_size {})", c.replicas, batch,
+                              c.concurrency, batch));
+    }
+    if (c.isl <= 0 || c.osl <= 0 || c.concurrency <= 0) {
+      if (c.why_not.empty()) c.why_not = "missing isl, osl or concurrency";
+    }
+    bench_flags(c, steady_state_prompts(c.concurrency));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<ServingCase> read_public_runs(const std::string& path) {
+  static const std::map<std::string, std::string> gpus = {
+      {"NVIDIA H200 SXM5 141GB", "h200"},
+      {"AMD Instinct MI300X 192GB", "mi300x"},
+      {"AMD Instinct MI300X 192GB (Hot Aisle node)", "mi300x"},
+      {"NVIDIA A100 80GB (SXM/PCIe not stated)", "a100-80gb"},
+  };
+  std::vector<ServingCase> out;
+  for (const Record& r : read_csv(path)) {
+    ServingCase c;
+    c.id = field(r, "source_id", path) + " row " + field(r, "row_id", path);
+    c.source = fmt::format("{} line {}", field(r, "source_url", path), field(r, "source_line", path));
+    c.engine = field(r, "engine", path);
+    c.model = field(r, "model", path);
+    c.measured_ttft_ms = to_double(field(r, "mean_ttft_ms", path));
+    c.measured_tpot_ms = to_double(field(r, "mean_tpot_ms", path));
+    const std::string& notes = field(r, "notes", path);
+    const int64_t completed = leading_int(field(r, "completed_requests", path));
+    c.isl = leading_int(field(r, "input_len", path));
+    c.osl = leading_int(field(r, "output_len", path));
+    if (c.isl <= 0 && completed > 0) {
+      // ShareGPT: kvplan runs fixed lengths at the dataset's means (the spread is lost).
+      c.isl = std::llround(to_double(field(r, "total_input_tokens", path)) / static_cast<double>(completed));
+      c.osl = std::llround(to_double(field(r, "total_output_tokens", path)) / static_cast<double>(completed));
+      add_note(c, fmt::format("dataset lengths run as fixed means {}/{}", c.isl, c.osl));
+    } else if (completed > 0 && field(r, "len_basis", path).find("no --ignore-eos") != std::string::npos) {
+      const int64_t mean_out =
+          std::llround(to_double(field(r, "total_output_tokens", path)) / static_cast<double>(completed));
+      if (mean_out > 0 && mean_out != c.osl) {
+        add_note(c, fmt::format("no --ignore-eos: output {} -> mean printed {}", c.osl, mean_out));
+        c.osl = mean_out;
+      }
+    }
+    const std::string& load_kind = field(r, "load_kind", path);
+    const int64_t num_prompts = leading_int(field(r, "num_prompts", path));
+    c.burst = load_kind == "request_rate";
+    c.concurrency = c.burst ? num_prompts : leading_int(field(r, "load_value", path));
+
+    auto preset = model_presets().find(c.model);
+    auto gpu = gpus.find(field(r, "gpu", path));
+    if (preset == model_presets().end()) {
+      c.why_not = fmt::format("no kvplan model preset for {}", c.model);
+    } else if (gpu == gpus.end()) {
+      c.why_not = fmt::format("GPU '{}' has no unambiguous kvplan preset", field(r, "gpu", path));
+    } else if (notes.find("--enable-dp-attention") != std::string::npos) {
+      c.why_not = "SGLang --enable-dp-attention with TP-sharded MoE and unstated DP size (kvplan's DP spreads experts)";
+    } else if (leading_int(field(r, "ep", path)) > 1) {
+      c.why_not = fmt::format("MoE split tp {} x ep {} (kvplan's EP spreads whole experts over all GPUs)",
+                              field(r, "tp", path), field(r, "ep", path));
+    } else if (c.concurrency <= 0 || c.isl <= 0 || c.osl <= 0) {
+      c.why_not = "missing lengths or load";
+    }
+    if (!c.why_not.empty()) {
+      out.push_back(std::move(c));
+      continue;
+    }
+    c.gpu = gpu->second;
+    c.memory_flags["model"] = preset->second;
+    c.memory_flags["gpu"] = c.gpu;
+    c.memory_flags["engine"] = c.engine;
+    const std::string version = version_prefix(field(r, "engine_version", path));
+    if (c.engine == "vllm" && !version.empty()) c.memory_flags["engine-version"] = version;
+    const int64_t tp = std::max<int64_t>(1, leading_int(field(r, "tp", path)));
+    c.memory_flags["tensor-parallel-size"] = std::to_string(tp);
+    const std::string& weights = field(r, "weight_dtype", path);
+    if (!preset_is_quantized(preset->second) && weights.rfind("fp8", 0) == 0) c.memory_flags["quantization"] = "fp8";
+    if (const int64_t seqs = leading_int(field(r, "max_num_seqs", path)); seqs > 0) {
+      c.memory_flags["max-num-seqs"] = std::to_string(seqs);
+    }
+    if (const int64_t tokens = leading_int(field(r, "max_num_batched_tokens", path)); tokens > 0) {
+      c.memory_flags["max-num-batched-tokens"] = std::to_string(tokens);
+    }
+    for (const char* key : {"gpu_memory_utilization", "gpu-memory-utilization"}) {
+      if (std::string v = number_after(notes, key); !v.empty()) c.memory_flags["gpu-memory-utilization"] = v;
+    }
+    for (const char* key : {"--max-model-len", "max_model_len"}) {
+      if (std::string v = number_after(notes, key); !v.empty()) c.memory_flags["max-model-len"] = v;
+    }
+    if (notes.find("--num-scheduler-steps") != std::string::npos) add_note(c, "multi-step scheduling not modelled");
+    if (field(r, "prefix_caching", path).rfind("on", 0) == 0) add_note(c, "warm prefix cache across runs not modelled");
+    if (c.burst) {
+      // Every request at t = 0: an open-loop burst (1 ns apart), statistics over all requests, as printed.
+      c.sim_flags["arrivals"] = "constant";
+      c.sim_flags["rate"] = "1e9";
+      c.sim_flags["num-requests"] = std::to_string(num_prompts);
+      c.sim_flags["prompt-lengths"] = fmt::format("fixed:{}", c.isl);
+      c.sim_flags["output-lengths"] = fmt::format("fixed:{}", c.osl);
+      c.sim_flags["seed"] = std::to_string(1);
+      add_note(c, "burst: all requests at t=0, statistics over all of them");
+    } else {
+      // The run as made: the source's own number of prompts. When that leaves no steady state
+      // (N <= 2C), warm-up and cool-down shrink to N/4 each and the row is flagged.
+      bench_flags(c, num_prompts);
+      if (num_prompts <= 2 * c.concurrency) {
+        c.sim_flags["warmup-requests"] = std::to_string(num_prompts / 4);
+        c.sim_flags["cooldown-requests"] = std::to_string(num_prompts / 4);
+        add_note(c, fmt::format("{} prompts at concurrency {}: no steady state, warm-up/cool-down {} each", num_prompts,
+                                c.concurrency, num_prompts / 4));
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace kvplan::bench
