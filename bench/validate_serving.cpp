@@ -1,11 +1,13 @@
 // kvplan_validate_serving: whole-model serving predictions against published measurements.
 //
-//   ./build/bench/kvplan_validate_serving [--data DIR] [--csv rows.csv] [--rows]
+//   ./build/bench/kvplan_validate_serving [--data DIR] [--csv rows.csv] [--rows] [--published-profiles]
 //
 // For every mode=agg row of aiconfigurator's silicon_sample.csv (H100 SXM; data/measurements/) that
 // kvplan can express, the run is simulated as it was made: engine, TP/EP/attention-DP, precision,
 // fixed isl/osl, the bench client at the row's concurrency with enough prompts for a steady state,
-// and kvplan's datasheet step costs. Mean TTFT and TPOT are compared with the measured ones.
+// and kvplan's datasheet step costs (--published-profiles: data/profiles/<gpu>.json where one exists,
+// the profiles fitted from published operator tables). Mean TTFT and TPOT are compared with the
+// measured ones.
 //
 // The serving overheads (serving_overheads.h) are fitted here on half of the rows (chosen by a hash
 // of the row id) and reported on the other half:
@@ -72,10 +74,17 @@ bool in_fit_half(const ServingCase& c) { return (fnv1a(c.id) & 1u) == 0; }
 
 enum class Client { kBench, kBurst, kAsGiven };
 
+// --published-profiles: the directory of data/profiles/<gpu>.json ("" = datasheet step costs).
+std::string g_profiles_dir;
+
 Prediction simulate(const ServingCase& c, Client client, std::optional<Overheads> overheads) {
   Prediction p;
   try {
     kvplan::cli::FlagValues sim_flags = c.sim_flags;
+    if (!g_profiles_dir.empty()) {
+      const std::string path = g_profiles_dir + "/" + c.gpu + ".json";
+      if (std::ifstream(path).good()) sim_flags["profile"] = path;
+    }
     if (client == Client::kBurst) sim_flags["bench-start"] = "burst";
     if (client == Client::kBench) sim_flags["bench-start"] = "staggered";
     if (overheads) {
@@ -231,11 +240,13 @@ int main(int argc, char** argv) {
     if (a == "--data" && i + 1 < argc) data = argv[++i];
     else if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
     else if (a == "--rows") print_rows = true;
+    else if (a == "--published-profiles") g_profiles_dir = "profiles";
     else {
-      std::fprintf(stderr, "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows]\n");
+      std::fprintf(stderr, "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--published-profiles]\n");
       return 2;
     }
   }
+  if (!g_profiles_dir.empty()) g_profiles_dir = data + "/" + g_profiles_dir;
   const auto wall_start = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
 
@@ -248,8 +259,10 @@ int main(int argc, char** argv) {
   }
   fmt::print("kvplan_validate_serving: {} mode=agg rows of aiconfigurator_silicon_e2e_h100.csv (H100 SXM)\n",
              cases.size());
-  fmt::print("step costs: datasheet profile (PerfProfile::datasheet_default, h100-sxm); client: bench "
-             "(steady state); split: FNV-1a(id) even = fit half\n");
+  fmt::print("step costs: {}; client: bench (steady state); split: FNV-1a(id) even = fit half\n",
+             g_profiles_dir.empty() ? std::string("datasheet profile (PerfProfile::datasheet_default)")
+                                    : fmt::format("published profiles {}/<gpu>.json where present, else datasheet",
+                                                  g_profiles_dir));
 
   // Which rows kvplan can run at all (the staggered pass, no overheads, decides).
   std::map<std::string, std::string> not_expressible;  // id -> reason
@@ -318,9 +331,9 @@ int main(int argc, char** argv) {
                  is_chosen ? "yes" : "no",
                  !is_chosen ? "-"
                  : same     ? "matches this fit"
-                            : fmt::format("DIFFERS: {} start, {}",
+                            : fmt::format("DIFFERS: shipped {} start, {:.3f} ms per request, {:.3f} ms per step",
                                           sim::bench_start_name(sim::default_bench_start(kvplan::parse_engine(engine))),
-                                          d.describe()));
+                                          sim::ns_to_ms(d.request.ns), sim::ns_to_ms(d.step.ns)));
     }
   }
   std::vector<Result> final_results;
