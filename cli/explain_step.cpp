@@ -57,7 +57,8 @@ ExplainShape parse_explain(const std::string& text) {
 int run_explain_step(const SimRequest& request) {
   const ExplainShape e = parse_explain(request.explain_step);
   sim::SimulationConfig config = build_simulation(build_scenario(request.memory_flags), request.sim_flags);
-  const PerfProfile profile = config.profile ? *config.profile : PerfProfile::datasheet_default(config.gpu);
+  const sim::StepTimeSource source = sim::resolve_step_time_source(config);
+  const PerfProfile& profile = source.profile;
   sim::CostOptions options = config.cost;
   options.weights = config.serving.weights;
   options.memoise = false;
@@ -77,6 +78,10 @@ int run_explain_step(const SimRequest& request) {
     j["step"] = {{"decode_sequences", e.batch}, {"context_tokens", e.context}, {"prefill_tokens", e.prefill}};
     j["total_ns"] = b.total_ns;
     j["profile_source"] = profile.source_kind();
+    j["step_time_source"] = source.summary;
+    j["engine_step_overhead_ns"] = config.overheads.step.ns;
+    j["engine_step_overhead_source"] = config.overheads.step.source;
+    j["step_with_overhead_ns"] = b.total_ns + config.overheads.step.ns;
     j["weights"] = model.weights_note();
     j["ops"] = nlohmann::json::array();
     for (const sim::OpCost& op : b.ops) {
@@ -108,6 +113,11 @@ int run_explain_step(const SimRequest& request) {
   }
   out += fmt::format("\n  step time (critical path over compute, communication and copy streams): {:.1f} us\n",
                      static_cast<double>(b.total_ns) / 1e3);
+  out += fmt::format("  + engine step overhead (scheduler, sampling, CPU): {:.1f} us — {}\n",
+                     static_cast<double>(config.overheads.step.ns) / 1e3, config.overheads.step.source);
+  out += fmt::format("  = {:.1f} us per step as the simulator advances time\n",
+                     static_cast<double>(b.total_ns + config.overheads.step.ns) / 1e3);
+  out += fmt::format("  step times: {}\n", source.summary);
   out += "  terms: compute = FLOPs / (peak x e_c), memory = bytes / (bandwidth x e_m); the larger, times the\n"
          "  measured shape correction (grid), never below the class's per-kernel floor, plus launch overhead\n"
          "  outside CUDA graphs (docs/cost-model.md)\n";

@@ -104,16 +104,43 @@ std::string warnings_text(const std::vector<std::string>& warnings) {
   return out;
 }
 
-std::string latency_table(const sim::RunSummary& s) {
-  std::string out = fmt::format("  {:<10}{:>13}{:>13}{:>13}{:>13}{:>13}\n", "ms", "mean", "p50", "p90", "p99", "max");
-  auto row = [&](const char* name, const sim::Percentiles& p) {
-    out += fmt::format("  {:<10}{:>13.1f}{:>13.1f}{:>13.1f}{:>13.1f}{:>13.1f}\n", name, p.mean, p.p50, p.p90, p.p99, p.max);
+nlohmann::json band_json(const ProfileBand& b) {
+  return {{"ttft_p90_rel_error", b.ttft_p90_rel_error},
+          {"tpot_p90_rel_error", b.tpot_p90_rel_error},
+          {"validated", b.ttft_p90_rel_error > 0 || b.tpot_p90_rel_error > 0},
+          {"how", b.how}};
+}
+
+// "±27%" from a validation band (p90 |relative error|), "not validated" when there is none.
+std::string band_cell(double p90_rel_error) {
+  return p90_rel_error > 0 ? fmt::format("±{:.0f}%", p90_rel_error * 100) : std::string("not validated");
+}
+
+std::string latency_table(const sim::RunSummary& s, const ProfileBand& band) {
+  std::string out = fmt::format("  {:<10}{:>13}{:>13}{:>13}{:>13}{:>13}   {}\n", "ms", "mean", "p50", "p90", "p99", "max",
+                                "band (validation p90 error)");
+  auto row = [&](const char* name, const sim::Percentiles& p, const std::string& b) {
+    out += fmt::format("  {:<10}{:>13.1f}{:>13.1f}{:>13.1f}{:>13.1f}{:>13.1f}   {}\n", name, p.mean, p.p50, p.p90, p.p99,
+                       p.max, b);
   };
-  row("queue", s.queue_ms);
-  row("TTFT", s.ttft_ms);
-  row("TPOT", s.tpot_ms);
-  row("E2E", s.e2e_ms);
-  row("max gap", s.max_gap_ms);
+  row("queue", s.queue_ms, "");
+  row("TTFT", s.ttft_ms, band_cell(band.ttft_p90_rel_error));
+  row("TPOT", s.tpot_ms, band_cell(band.tpot_p90_rel_error));
+  row("E2E", s.e2e_ms, "");
+  row("max gap", s.max_gap_ms, "");
+  return out;
+}
+
+// Where the step times come from and how far that source was off in validation.
+std::string step_source_text(const std::string& source, const ProfileBand& b) {
+  std::string out = fmt::format("step times: {}\n", source);
+  if (b.tpot_p90_rel_error > 0 || b.ttft_p90_rel_error > 0) {
+    out += fmt::format("latency band: TTFT {}, TPOT {} (p90 |error| of this source against real serving runs: {})\n",
+                       band_cell(b.ttft_p90_rel_error), band_cell(b.tpot_p90_rel_error), b.how);
+  } else {
+    out += "latency band: not validated — this step-time source has not been compared with real serving runs "
+           "(docs/benchmarks.md)\n";
+  }
   return out;
 }
 
@@ -131,7 +158,8 @@ std::string result_text(const sim::SimulationConfig& c, const sim::SimulationRes
   }
   out += fmt::format("throughput: {:.2f} req/s, {:.0f} output tok/s, {:.0f} total tok/s over {:.1f} s\n",
                      s.requests_per_s, s.output_tokens_per_s, s.total_tokens_per_s, s.duration_s);
-  out += latency_table(s);
+  out += latency_table(s, r.latency_band);
+  out += step_source_text(r.step_time_source, r.latency_band);
   out += fmt::format("serving overheads in these latencies: {}\n", c.overheads.describe());
   double peak = 0, mean = 0;
   for (const auto& t : r.timeseries) {
@@ -250,9 +278,12 @@ int run_capacity(const SimRequest& request) {
   };
   sim::CapacitySearch s = users ? sim::find_max_users(config, options) : sim::find_max_rate(config, options);
   const std::vector<std::string> warnings = scenario_warnings(config);
+  const sim::StepTimeSource source = sim::resolve_step_time_source(config);
   if (request.json) {
     nlohmann::json j;
     j["warnings"] = warnings;
+    j["step_time_source"] = source.summary;
+    j["latency_band"] = band_json(source.band);
     j["search"] = users ? "users" : "rate";
     j["slo"] = config.slo.describe();
     j["best"] = s.best;
@@ -277,7 +308,8 @@ int run_capacity(const SimRequest& request) {
                            users ? "Largest number of concurrent users:" : "Largest arrival rate:", s.best,
                            users ? "users" : "req/s", s.unbounded ? " (search limit reached)" : "", s.first_failing,
                            s.probes.size());
-  std::cout << latency_table(s.at_best);
+  std::cout << latency_table(s.at_best, source.band);
+  std::cout << step_source_text(source.summary, source.band);
   std::cout << fmt::format("at that load: {:.2f} req/s, {:.0f} output tok/s, {:.1f}% of requests meet every target\n",
                            s.at_best.requests_per_s, s.at_best.output_tokens_per_s, s.at_best.slo_attainment * 100);
   return 0;

@@ -122,7 +122,7 @@ const FlagDefaults& sim_flag_defaults() {
       {"sample-interval", "1"},
       {"cuda-graphs", ""},
       {"kv-capacity-gib", "0"},   // > 0: KV pool per replica instead of the engine's budget (what-if)
-      {"profile", ""},            // PerfProfile .json or calibration .sqlite (default: datasheet)
+      {"profile", ""},            // auto | published | datasheet | PerfProfile .json | calibration .sqlite
   };
   return defaults;
 }
@@ -257,7 +257,10 @@ sim::SimulationConfig build_simulation(const Scenario& s, const FlagValues& flag
     c.overheads.step.source = "given (--step-overhead-ms)";
   }
   c.kv_capacity_bytes = static_cast<int64_t>(to_number(flags, "kv-capacity-gib", 0, 1e9) * 1024.0 * 1024.0 * 1024.0);
-  if (!get(flags, "profile").empty()) c.profile = load_profile_option(get(flags, "profile"), s.gpu);
+  if (!get(flags, "profile").empty()) {
+    c.profile = load_profile_option(get(flags, "profile"), s.gpu);
+    c.profile_label = profile_option_label(get(flags, "profile"), *c.profile, s.gpu);
+  }
   return c;
 }
 

@@ -175,6 +175,11 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
   j["engine"] = {{"events", r.events}, {"steps", r.steps}, {"cost_memo_hits", r.cost_memo_hits},
                  {"cost_memo_misses", r.cost_memo_misses}, {"peak_active_requests", r.peak_active_requests},
                  {"end_s", ns_to_seconds(r.end_ns)}};
+  j["step_time_source"] = r.step_time_source;
+  j["latency_band"] = {{"ttft_p90_rel_error", r.latency_band.ttft_p90_rel_error},
+                       {"tpot_p90_rel_error", r.latency_band.tpot_p90_rel_error},
+                       {"validated", r.latency_band.ttft_p90_rel_error > 0 || r.latency_band.tpot_p90_rel_error > 0},
+                       {"how", r.latency_band.how}};
   j["cost_sources"] = r.cost_sources;
   j["notes"] = r.notes;
   return j;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/core/default_profile.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/sim/event_queue.h"
@@ -184,7 +185,10 @@ void Loop::build() {
   if (sched.kind == SchedulerKind::kStatic) sched.max_num_batched_tokens = std::numeric_limits<int32_t>::max();
   validate(sched);
 
-  PerfProfile profile = cfg_.profile ? *cfg_.profile : PerfProfile::datasheet_default(cfg_.gpu);
+  StepTimeSource source = resolve_step_time_source(cfg_);
+  const PerfProfile& profile = source.profile;
+  result_.step_time_source = source.summary;
+  result_.latency_band = source.band;
   if (cfg_.step_timer) {
     timer_ = cfg_.step_timer.get();
     result_.cost_sources.push_back("step times from a substituted StepTimer (not the cost model)");
@@ -533,6 +537,22 @@ SimulationConfig default_simulation_config(ModelConfig model, GpuSpec gpu) {
 SimulationResult run_simulation(const SimulationConfig& config, const RunHooks& hooks) {
   Loop loop(config, hooks);
   return loop.run();
+}
+
+StepTimeSource resolve_step_time_source(const SimulationConfig& config) {
+  StepTimeSource out;
+  if (config.profile) {
+    out.profile = *config.profile;
+    out.summary = config.profile_label.empty()
+                      ? fmt::format("{} profile for {} (given)", out.profile.source_kind(), out.profile.gpu_id())
+                      : config.profile_label;
+  } else {
+    ProfileChoice choice = default_profile(config.gpu);
+    out.profile = std::move(choice.profile);
+    out.summary = std::move(choice.summary);
+  }
+  out.band = out.profile.band();
+  return out;
 }
 
 }  // namespace kvplan::sim

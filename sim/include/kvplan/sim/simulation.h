@@ -90,7 +90,10 @@ struct SimulationConfig {
   uint64_t seed = 0;  // drives every random choice (the workload specs' own seeds are replaced)
   TimeNs sample_interval_ns = kNsPerSecond;
   CostOptions cost;
-  std::optional<PerfProfile> profile;  // empty: the GPU's datasheet default
+  // Empty: default_profile(gpu) — the GPU's published profile, else the nearest published one
+  // transferred, else the datasheet (core/default_profile.h).
+  std::optional<PerfProfile> profile;
+  std::string profile_label;  // with `profile`: where it came from, for the outputs (e.g. the file)
   // Time outside the forward pass: per request (client-visible, added to TTFT and E2E) and per
   // engine step. Default: none ("not modelled"); front ends set default_serving_overheads(engine,
   // cuda_graphs), the fitted per-engine values, and apply user overrides.
@@ -114,6 +117,10 @@ struct SimulationResult {
   int64_t kv_capacity_bytes = 0;    // per replica
   std::vector<std::string> notes;   // assumptions worth reading
   std::vector<std::string> cost_sources;  // per operator class: measured / transferred / datasheet
+  // What the step times rest on, in one line ("published h100-sxm profile (...)"), and how far
+  // answers from that source were off in validation (0: not validated).
+  std::string step_time_source;
+  ProfileBand latency_band;
   TimeNs bench_window_ns = 0;       // bench client: the stagger window its users started over
   int64_t events = 0;
   int64_t steps = 0;
@@ -139,6 +146,15 @@ struct RunHooks {
   // covers the simulated time reached so far: requests still in flight count as unfinished.
   std::function<bool()> should_stop;
 };
+
+// The profile a run prices its steps with: config.profile (labelled by config.profile_label), or
+// default_profile(gpu); with the one-line summary and validation band every output carries.
+struct StepTimeSource {
+  PerfProfile profile;
+  std::string summary;
+  ProfileBand band;
+};
+StepTimeSource resolve_step_time_source(const SimulationConfig& config);
 
 // Throws ConfigError for an inconsistent config (e.g. static batching with paged memory).
 SimulationResult run_simulation(const SimulationConfig& config, const RunHooks& hooks = {});

@@ -1,0 +1,57 @@
+// Which step-time source each GPU gets by default (core/default_profile.h).
+#include "kvplan/core/default_profile.h"
+
+#include <gtest/gtest.h>
+
+#include "kvplan/core/presets.h"
+#include "kvplan/core/published_profiles.h"
+
+namespace kvplan {
+namespace {
+
+TEST(DefaultProfile, PublishedGpusGetTheirOwnProfile) {
+  for (const char* id : {"h100-sxm", "h200", "a100-80gb", "l40s"}) {
+    ASSERT_NE(published_profile(id), nullptr) << id;
+    ProfileChoice c = default_profile(resolve_gpu(id));
+    EXPECT_EQ(c.kind, "published") << id;
+    EXPECT_EQ(c.from_gpu, id);
+    EXPECT_EQ(c.profile.gpu_id(), id);
+    EXPECT_EQ(c.profile.at(OpClass::kGemm).source.rfind("published (", 0), 0u) << c.profile.at(OpClass::kGemm).source;
+    EXPECT_NE(c.summary.find("published " + std::string(id) + " profile"), std::string::npos) << c.summary;
+  }
+}
+
+TEST(DefaultProfile, OtherGpusGetTheNearestPublishedOneTransferred) {
+  // H100 PCIe: Hopper, 2.0 TB/s and 756 TFLOP/s: the H100 SXM is nearer than the H200.
+  ProfileChoice pcie = default_profile(resolve_gpu("h100-pcie"));
+  EXPECT_EQ(pcie.kind, "transferred");
+  EXPECT_EQ(pcie.from_gpu, "h100-sxm");
+  EXPECT_EQ(pcie.profile.gpu_id(), "h100-pcie");
+  EXPECT_EQ(pcie.profile.at(OpClass::kGemm).source, "transferred (from h100-sxm)");
+  EXPECT_NE(pcie.summary.find("same architecture, hopper"), std::string::npos) << pcie.summary;
+  // Ampere A100 40GB: the A100 80GB.
+  EXPECT_EQ(default_profile(resolve_gpu("a100-40gb")).from_gpu, "a100-80gb");
+  // Ada L4: the L40S.
+  EXPECT_EQ(default_profile(resolve_gpu("l4")).from_gpu, "l40s");
+  // Blackwell has no published profile: the nearest NVIDIA one, by roofs (B200: 8 TB/s -> H200).
+  ProfileChoice b200 = default_profile(resolve_gpu("b200"));
+  EXPECT_EQ(b200.from_gpu, "h200");
+  EXPECT_NE(b200.summary.find("same vendor, hopper -> blackwell"), std::string::npos) << b200.summary;
+  // AMD: another vendor's kernels, said in the summary.
+  ProfileChoice mi = default_profile(resolve_gpu("mi300x"));
+  EXPECT_EQ(mi.kind, "transferred");
+  EXPECT_NE(mi.summary.find("another vendor's kernels"), std::string::npos) << mi.summary;
+}
+
+TEST(DefaultProfile, TransferWidensTheBandMoreTheFurtherItGoes) {
+  EXPECT_EQ(nearest_published_gpu(resolve_gpu("h200")).band_widening, 1.0);
+  const double same_arch = nearest_published_gpu(resolve_gpu("h20")).band_widening;
+  const double same_vendor = nearest_published_gpu(resolve_gpu("b200")).band_widening;
+  const double other_vendor = nearest_published_gpu(resolve_gpu("mi300x")).band_widening;
+  EXPECT_GT(same_arch, 1.0);
+  EXPECT_GT(same_vendor, same_arch);
+  EXPECT_GT(other_vendor, same_vendor);
+}
+
+}  // namespace
+}  // namespace kvplan
