@@ -28,9 +28,9 @@ dict_of() {
   esac
 }
 
-build() {
+build() {  # configures once, then builds incrementally
   bash scripts/setup.sh
-  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  [ -f "$dir/build.ninja" ] || CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DKVPLAN_ENABLE_CUDA=OFF -DKVPLAN_ENABLE_CUPTI=OFF -DKVPLAN_BUILD_GUI=OFF -DKVPLAN_BUILD_BENCH=OFF \
     -DKVPLAN_BUILD_FUZZERS=ON -DKVPLAN_SANITIZE=address,undefined -DKVPLAN_WARNINGS_AS_ERRORS=OFF >/dev/null
   cmake --build "$dir" -j "${KVPLAN_JOBS:-2}"
@@ -64,11 +64,11 @@ run_target() {  # target seconds corpus_dir
 case "${1:-smoke}" in
   build) build ;;
   tests)
-    [ -d "$dir" ] || build
+    build
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir "$dir" -L cpu --output-on-failure -j "${KVPLAN_JOBS:-2}" ;;
   smoke | long)
-    [ -d "$dir" ] || build
+    build
     seconds=${2:-$([ "$1" = long ] && echo 3600 || echo 20)}
     status=0
     for t in "${targets[@]}"; do
