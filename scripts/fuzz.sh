@@ -30,7 +30,10 @@ dict_of() {
 
 build() {  # configures once, then builds incrementally
   bash scripts/setup.sh
-  [ -f "$dir/build.ninja" ] || CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # -O1 with line tables only: what AddressSanitizer recommends, and about half the compile time
+  # of -O2 -g.
+  [ -f "$dir/build.ninja" ] || CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None \
+    -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DCMAKE_C_FLAGS="-O1 -gline-tables-only" \
     -DKVPLAN_ENABLE_CUDA=OFF -DKVPLAN_ENABLE_CUPTI=OFF -DKVPLAN_BUILD_GUI=OFF -DKVPLAN_BUILD_BENCH=OFF \
     -DKVPLAN_BUILD_FUZZERS=ON -DKVPLAN_SANITIZE=address,undefined -DKVPLAN_WARNINGS_AS_ERRORS=OFF >/dev/null
   cmake --build "$dir" -j "${KVPLAN_JOBS:-2}"
