@@ -53,6 +53,12 @@ double p90(std::vector<double> v) { return cal::error_stats(std::move(v)).p90; }
 
 std::string pct(double v) { return fmt::format("{:.1f}%", v * 100); }
 
+// "gemm|bf16", "elementwise|vidur_add": the line a row's error goes to, and its two halves.
+std::pair<std::string, std::string> class_and_variant(const kvplan::StepOp& op, const cal::Measurement& m) {
+  return {std::string(kvplan::op_class_name(op.op_class)),
+          op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel};
+}
+
 struct TransferLine {
   std::string from, to, cls, variant;
   std::vector<double> transferred, native;
@@ -81,13 +87,9 @@ int run_transfer(const cal::PublishedTables& tables, bool markdown) {
         // Only classes both GPUs fitted from published rows (the others are datasheet on both).
         if (src->at(op.op_class).source.rfind("published", 0) != 0) continue;
         if (own->at(op.op_class).source.rfind("published", 0) != 0) continue;
-        const std::string cls(kvplan::op_class_name(op.op_class));
-        const std::string variant = op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel;
+        const auto [cls, variant] = class_and_variant(op, m);
         TransferLine& l = by_key[cls + "|" + variant];
-        l.from = from;
-        l.to = to;
-        l.cls = cls;
-        l.variant = variant;
+        if (l.cls.empty()) l = TransferLine{from, to, cls, variant, {}, {}};
         l.transferred.push_back(std::abs(kvplan::op_kernel_ns(moved.at(op.op_class), gpu, op) / m.median_ns - 1));
         if (cal::is_heldout(m, defaults.heldout_percent)) {
           l.native.push_back(std::abs(kvplan::op_kernel_ns(own->at(op.op_class), gpu, op) / m.median_ns - 1));
@@ -173,8 +175,7 @@ int main(int argc, char** argv) {
         const kvplan::OpClassProfile& fitted = fit.profile.at(op.op_class);
         kvplan::OpClassProfile curves = fitted;
         curves.grids.clear();
-        const std::string cls(kvplan::op_class_name(op.op_class));
-        const std::string variant = op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel;
+        const auto [cls, variant] = class_and_variant(op, m);
         Line& l = by_key[cls + "|" + variant];
         l.gpu = gpu_id;
         l.cls = cls;
@@ -188,8 +189,7 @@ int main(int argc, char** argv) {
       for (const cal::Measurement& m : rows) {
         if (cal::is_heldout(m, defaults.heldout_percent)) continue;
         const kvplan::StepOp op = cal::row_op(m);
-        const std::string cls(kvplan::op_class_name(op.op_class));
-        const std::string variant = op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel;
+        const auto [cls, variant] = class_and_variant(op, m);
         auto it = by_key.find(cls + "|" + variant);
         if (it != by_key.end()) ++it->second.train_rows;
       }
