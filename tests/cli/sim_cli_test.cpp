@@ -289,3 +289,10 @@ TEST(SimCli, ABillionSecondGapInATraceSimulatesInUnder100MB) {
   EXPECT_LT(usage.ru_maxrss, 100 * 1024) << "max RSS " << usage.ru_maxrss << " KiB";
 #endif
 }
+
+TEST(SimCli, ArrivalsBeyondTheTimeLimitAreBadInputNotAnOverflow) {
+  // Found by the fuzz regression inputs: 200 requests at 1e-9 req/s arrive ~2e11 s out; the int64
+  // nanosecond clock overflowed and the event queue reported an internal error (exit 70).
+  expect_bad_input("simulate --rate 1e-9 --num-requests 200", {"rate=1e-09", "beyond the simulator's limit"});
+  expect_bad_input("simulate --rate 1e-9 --num-requests 200 --arrivals constant", {"rate=1e-09", "request 3 of 200"});
+}
