@@ -121,6 +121,7 @@ const FlagDefaults& sim_flag_defaults() {
       {"slo-percentile", "90"},
       {"sample-interval", "1"},
       {"cuda-graphs", ""},
+      {"disable-custom-all-reduce", "false"},  // every TP all-reduce through NCCL (the profile's collective class)
       {"kv-capacity-gib", "0"},   // > 0: KV pool per replica instead of the engine's budget (what-if)
       {"profile", ""},            // auto | published | datasheet | PerfProfile .json | calibration .sqlite
   };
@@ -247,6 +248,9 @@ sim::SimulationConfig build_simulation(const Scenario& s, const FlagValues& flag
   c.slo.percentile = to_number(flags, "slo-percentile", 1, 100);
   c.sample_interval_ns = sim::seconds_to_ns(to_number(flags, "sample-interval", 1e-3, 1e6));
   c.cost.cuda_graphs = to_bool(flags, "cuda-graphs", !s.serving.enforce_eager);
+  if (!to_bool(flags, "disable-custom-all-reduce", false)) {
+    c.cost.custom_all_reduce = engine_custom_all_reduce(s.serving.engine, s.gpu);
+  }
   c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
   if (!get(flags, "request-overhead-ms").empty()) {
     c.overheads.request.ns = sim::overhead_ms_to_ns(to_number(flags, "request-overhead-ms", 0, 1e6), "--request-overhead-ms");
