@@ -124,6 +124,7 @@ class Loop {
  private:
   void build();
   void kick(int32_t replica);
+  void request_kick(int32_t replica);
   void on_arrival(RequestSpec request);
   void on_step_done(int32_t replica);
   void on_transfer_done(int64_t index);
@@ -146,6 +147,7 @@ class Loop {
   bool disaggregated_ = false;
   double link_bytes_per_s_ = 0;
   std::vector<TimeNs> link_free_ns_;
+  std::vector<bool> kick_pending_;  // per replica: a kKick event is queued
   std::vector<Transfer> transfers_;
   std::vector<int64_t> free_transfers_;
 
@@ -236,6 +238,7 @@ void Loop::build() {
                       : cfg_.gpu.interconnect_bytes_per_s > 0 ? cfg_.gpu.interconnect_bytes_per_s
                                                                : cfg_.gpu.pcie_bytes_per_s;
   link_free_ns_.assign(static_cast<size_t>(total), 0);
+  kick_pending_.assign(static_cast<size_t>(total), false);
 
   if (cfg_.overheads.request.ns < 0 || cfg_.overheads.step.ns < 0) {
     throw ConfigError(fmt::format("serving overheads: per request {} ns and per step {} ns must be >= 0",
@@ -341,7 +344,15 @@ void Loop::on_arrival(RequestSpec request) {
   ++active_;
   result_.peak_active_requests = std::max(result_.peak_active_requests, active_);
   replicas_[static_cast<size_t>(target)].enqueue(std::move(request), queue_.now());
-  kick(target);
+  request_kick(target);
+}
+
+void Loop::request_kick(int32_t replica) {
+  // An idle replica plans its step once every arrival of this nanosecond is queued (EventKind
+  // order): with one kick per arrival the first request of a burst would run alone.
+  if (replicas_[static_cast<size_t>(replica)].busy() || kick_pending_[static_cast<size_t>(replica)]) return;
+  kick_pending_[static_cast<size_t>(replica)] = true;
+  queue_.push(Event{.time_ns = queue_.now(), .kind = EventKind::kKick, .target = replica, .payload = 0});
 }
 
 void Loop::on_step_done(int32_t replica) {
@@ -480,6 +491,10 @@ SimulationResult Loop::run() {
         break;
       }
       case EventKind::kStepDone: on_step_done(e.target); break;
+      case EventKind::kKick:
+        kick_pending_[static_cast<size_t>(e.target)] = false;
+        kick(e.target);
+        break;
       case EventKind::kKvTransferDone: on_transfer_done(e.payload); break;
       case EventKind::kSample:
         sample();

@@ -207,16 +207,16 @@ TEST(BenchGolden, SteadyStateNeverPrefillsAllUsersTogether) {
   const std::vector<int64_t> s = steady_prefills(staggered, 8, 8);
   ASSERT_GT(s.size(), 100u);
   EXPECT_LE(*std::max_element(s.begin(), s.end()), 2);  // at most 2 of the 8 prompts in one step
-  // The same users all started at t = 0 stay in lock step. (The first arrival at t = 0 finds the
-  // engine idle and starts a step alone, events being handled one at a time; the other 7 prompts
-  // share the next step, and so on every round.)
+  // The same users all started at t = 0 stay in lock step: the engine plans its first step once
+  // all 8 arrivals of t = 0 are queued, so the 8 prompts (1,600 tokens) share one step, finish
+  // together and come back together, every round.
   SimulationConfig burst_cfg = cfg;
   burst_cfg.workload.bench.start = BenchStart::kBurst;
   const BenchRun burst = run(burst_cfg);
   const std::vector<int64_t> b = steady_prefills(burst, 8, 8);
-  EXPECT_EQ(*std::max_element(b.begin(), b.end()), 7);
-  // TTFT shows it: in lock step most prompts wait for 7 prefills (1 + 7 x 2 ms and more), the
-  // staggered ones for the step in flight and their own.
+  EXPECT_EQ(*std::max_element(b.begin(), b.end()), 8);
+  // TTFT shows it: in lock step every prompt waits for 8 prefills (1 + 8 x 2 ms), the staggered
+  // ones for the step in flight and their own.
   EXPECT_GT(burst.result.summary.ttft_ms.mean, 2 * staggered.result.summary.ttft_ms.mean);
 }
 
