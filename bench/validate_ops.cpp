@@ -1,7 +1,8 @@
 // kvplan_validate_ops — how well profiles fitted from PUBLISHED operator tables predict operators
-// they were not fitted on (DESIGN §6, docs/benchmarks-ops.md).
+// they were not fitted on (DESIGN §6, docs/benchmarks.md (operator times)).
 //
 //   ./build/bench/kvplan_validate_ops [--dir data/measurements] [--gpu h100-sxm] [--worst 10] [--markdown]
+//   ./build/bench/kvplan_validate_ops --transfer [--markdown]
 //
 // For each GPU with published tables (h100-sxm, h200, a100-80gb, l40s): read the tables
 // (published_import.h), fit a profile on the deterministic 70% of shapes (heldout_split.h) exactly
@@ -10,6 +11,12 @@
 // attention, all-reduce, elementwise): rows, median and p90 of |predicted/measured − 1| for the
 // fitted profile, for the same profile without its shape grids (curves and floor only), and for the
 // plain datasheet profile on the same rows. --worst N lists the N worst held-out rows per line.
+//
+// --transfer: how far a profile carries to another GPU (core/default_profile.h). For every ordered
+// pair of GPUs with published tables, the SHIPPED profile of the source (data/profiles), transferred
+// to the target's datasheet roofs, prices all of the target's rows; next to it, the target's own
+// shipped profile on its held-out rows. Per class and variant present on both: median and p90 of
+// |predicted/measured − 1|, and the ratio of the p90s (the band widening a transfer needs).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +34,7 @@
 #include "kvplan/core/error.h"
 #include "kvplan/core/op_time.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/core/published_profiles.h"
 
 namespace {
 
@@ -45,6 +53,74 @@ double p90(std::vector<double> v) { return cal::error_stats(std::move(v)).p90; }
 
 std::string pct(double v) { return fmt::format("{:.1f}%", v * 100); }
 
+// "gemm|bf16", "elementwise|vidur_add": the line a row's error goes to, and its two halves.
+std::pair<std::string, std::string> class_and_variant(const kvplan::StepOp& op, const cal::Measurement& m) {
+  return {std::string(kvplan::op_class_name(op.op_class)),
+          op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel};
+}
+
+struct TransferLine {
+  std::string from, to, cls, variant;
+  std::vector<double> transferred, native;
+};
+
+int run_transfer(const cal::PublishedTables& tables, bool markdown) {
+  const char* gpus[] = {"h100-sxm", "h200", "a100-80gb", "l40s"};
+  const cal::FitOptions defaults;
+  std::vector<TransferLine> lines;
+  for (const char* to : gpus) {
+    const kvplan::GpuSpec gpu = kvplan::resolve_gpu(to);
+    const kvplan::PerfProfile* own = kvplan::published_profile(to);
+    if (own == nullptr) continue;
+    std::vector<cal::Measurement> rows;
+    for (const cal::PublishedRun& r : tables.runs) {
+      if (r.gpu_preset == to) rows.insert(rows.end(), r.rows.begin(), r.rows.end());
+    }
+    for (const char* from : gpus) {
+      if (std::string(from) == to) continue;
+      const kvplan::PerfProfile* src = kvplan::published_profile(from);
+      if (src == nullptr) continue;
+      const kvplan::PerfProfile moved = src->transferred_to(gpu);
+      std::map<std::string, TransferLine> by_key;
+      for (const cal::Measurement& m : rows) {
+        const kvplan::StepOp op = cal::row_op(m);
+        // Only classes both GPUs fitted from published rows (the others are datasheet on both).
+        if (src->at(op.op_class).source.rfind("published", 0) != 0) continue;
+        if (own->at(op.op_class).source.rfind("published", 0) != 0) continue;
+        const auto [cls, variant] = class_and_variant(op, m);
+        TransferLine& l = by_key[cls + "|" + variant];
+        if (l.cls.empty()) l = TransferLine{from, to, cls, variant, {}, {}};
+        l.transferred.push_back(std::abs(kvplan::op_kernel_ns(moved.at(op.op_class), gpu, op) / m.median_ns - 1));
+        if (cal::is_heldout(m, defaults.heldout_percent)) {
+          l.native.push_back(std::abs(kvplan::op_kernel_ns(own->at(op.op_class), gpu, op) / m.median_ns - 1));
+        }
+      }
+      for (auto& [key, l] : by_key) lines.push_back(std::move(l));
+    }
+  }
+  if (markdown) {
+    std::printf("| from | to | class | variant | rows | transferred median / p90 | own profile (held-out) median / p90 | "
+                "p90 ratio |\n|---|---|---|---|---|---|---|---|\n");
+  } else {
+    std::printf("%-10s %-10s %-18s %-24s %7s %22s %22s %7s\n", "from", "to", "class", "variant", "rows",
+                "transferred med/p90", "own held-out med/p90", "ratio");
+  }
+  for (const TransferLine& l : lines) {
+    if (l.native.empty()) continue;
+    const double ratio = p90(l.native) > 0 ? p90(l.transferred) / p90(l.native) : 0;
+    const std::string t = pct(median(l.transferred)) + " / " + pct(p90(l.transferred));
+    const std::string n = pct(median(l.native)) + " / " + pct(p90(l.native));
+    if (markdown) {
+      std::printf("| %s | %s | %s | %s | %zu | %s | %s | %.1f |\n", l.from.c_str(), l.to.c_str(), l.cls.c_str(),
+                  l.variant.c_str(), l.transferred.size(), t.c_str(), n.c_str(), ratio);
+    } else {
+      std::printf("%-10s %-10s %-18s %-24s %7zu %22s %22s %7.1f\n", l.from.c_str(), l.to.c_str(), l.cls.c_str(),
+                  l.variant.c_str(), l.transferred.size(), t.c_str(), n.c_str(), ratio);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,6 +128,7 @@ int main(int argc, char** argv) {
   std::string only_gpu;
   int worst = 0;
   bool markdown = false;
+  bool transfer = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) {
@@ -62,14 +139,17 @@ int main(int argc, char** argv) {
       worst = std::atoi(argv[++i]);
     } else if (a == "--markdown") {
       markdown = true;
+    } else if (a == "--transfer") {
+      transfer = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--dir DIR] [--gpu ID] [--worst N] [--markdown]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--dir DIR] [--gpu ID] [--worst N] [--markdown] [--transfer]\n", argv[0]);
       return 2;
     }
   }
   try {
     const auto t0 = std::chrono::steady_clock::now();
     const cal::PublishedTables tables = cal::read_published_tables(dir);
+    if (transfer) return run_transfer(tables, markdown);
     std::vector<Line> lines;
     for (const char* gpu_id : {"h100-sxm", "h200", "a100-80gb", "l40s"}) {
       if (!only_gpu.empty() && only_gpu != gpu_id) continue;
@@ -95,8 +175,7 @@ int main(int argc, char** argv) {
         const kvplan::OpClassProfile& fitted = fit.profile.at(op.op_class);
         kvplan::OpClassProfile curves = fitted;
         curves.grids.clear();
-        const std::string cls(kvplan::op_class_name(op.op_class));
-        const std::string variant = op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel;
+        const auto [cls, variant] = class_and_variant(op, m);
         Line& l = by_key[cls + "|" + variant];
         l.gpu = gpu_id;
         l.cls = cls;
@@ -110,8 +189,7 @@ int main(int argc, char** argv) {
       for (const cal::Measurement& m : rows) {
         if (cal::is_heldout(m, defaults.heldout_percent)) continue;
         const kvplan::StepOp op = cal::row_op(m);
-        const std::string cls(kvplan::op_class_name(op.op_class));
-        const std::string variant = op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel;
+        const auto [cls, variant] = class_and_variant(op, m);
         auto it = by_key.find(cls + "|" + variant);
         if (it != by_key.end()) ++it->second.train_rows;
       }

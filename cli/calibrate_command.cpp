@@ -136,7 +136,7 @@ int run_calibrate_inspect(const std::string& file, bool json) {
                                   {"within_5_percent", s.agreement.within_5_percent}};
     j["fits"] = nlohmann::json::array();
     for (const auto& f : s.fits) j["fits"].push_back(fit_json(f));
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   std::cout << fmt::format("calibration database {} (schema version {})\n", file, s.schema_version);

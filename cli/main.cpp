@@ -183,7 +183,10 @@ int run_command_line(int argc, char** argv) {
     if (models->parsed()) return kvplan::cli::run_models(json);
     if (gpus->parsed()) return kvplan::cli::run_gpus(json);
     kvplan::cli::ScenarioFile scenario;
-    if (!scenario_path.empty()) scenario = kvplan::cli::load_scenario_file(scenario_path);
+    if (!scenario_path.empty()) {
+      scenario = kvplan::cli::load_scenario_file(scenario_path);
+      kvplan::cli::validate_scenario_file(scenario, scenario_path);  // every section, used here or not
+    }
     if (memory->parsed()) {
       request.flags = with_scenario(scenario.memory_flags, given(values, options));
       return kvplan::cli::run_memory(request);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
 #include "memory_options.h"
@@ -99,6 +100,25 @@ ScenarioFile parse_scenario_json(const std::string& text, const std::string& ori
   return s;
 }
 
+void validate_scenario_file(const ScenarioFile& s, const std::string& origin) {
+  auto in_section = [&](const std::string& section, const auto& check) {
+    try {
+      check();
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("scenario '{}': {}: {}", origin, section, e.what()));
+    }
+  };
+  in_section("memory", [&] { (void)build_scenario(s.memory_flags); });
+  for (size_t i = 0; i < s.compare.size(); ++i) {
+    in_section(fmt::format("compare[{}]", i), [&] {
+      FlagValues flags = s.memory_flags;
+      for (const auto& [k, v] : s.compare[i]) flags[k] = v;
+      (void)build_scenario(flags);
+    });
+  }
+  in_section("simulate", [&] { (void)build_simulation(build_scenario(s.memory_flags), s.sim_flags); });
+}
+
 ScenarioFile load_scenario_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(fmt::format("scenario '{}': cannot be read", path));
@@ -127,10 +147,11 @@ std::string scenario_json(const ScenarioFile& s) {
 }
 
 void save_scenario_file(const std::string& path, const ScenarioFile& s) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw ConfigError(fmt::format("scenario '{}': cannot be written", path));
-  out << scenario_json(s);
-  if (!out.flush()) throw ConfigError(fmt::format("scenario '{}': write failed", path));
+  try {
+    write_file_atomically(path, scenario_json(s));
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("scenario '{}': {}", path, e.what()));
+  }
 }
 
 }  // namespace kvplan::cli

@@ -29,6 +29,10 @@ struct ScenarioFile {
 };
 
 ScenarioFile load_scenario_file(const std::string& path);
+// Every section checked as the command that uses it would check it, whichever command reads the
+// file: memory and each compare entry (build_scenario), simulate (build_simulation, traces
+// opened). Throws ConfigError "scenario '<origin>': <section>: <message>".
+void validate_scenario_file(const ScenarioFile& s, const std::string& origin);
 ScenarioFile parse_scenario_json(const std::string& text, const std::string& origin);
 std::string scenario_json(const ScenarioFile& s);  // pretty, keys sorted: stable for diffs
 void save_scenario_file(const std::string& path, const ScenarioFile& s);

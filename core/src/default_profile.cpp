@@ -1,5 +1,6 @@
 #include "kvplan/core/default_profile.h"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -34,16 +35,28 @@ ProfileBand widened(const ProfileBand& band, double factor, const std::string& f
   return out;
 }
 
+// "hbm", "gddr" or "" (unknown) from a memory type such as "HBM3e" or "GDDR6X".
+std::string memory_family(const std::string& memory_type) {
+  std::string t;
+  for (char ch : memory_type) t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (t.rfind("hbm", 0) == 0) return "hbm";
+  if (t.rfind("gddr", 0) == 0) return "gddr";
+  return "";
+}
+
 }  // namespace
 
 NearestPublished nearest_published_gpu(const GpuSpec& gpu) {
   NearestPublished best;
-  int best_tier = 4;
+  int best_tier = 3;
   double best_distance = std::numeric_limits<double>::infinity();
+  const std::string family = memory_family(gpu.memory_type);
   for (const std::string& id : published_profile_gpus()) {
     if (id == gpu.id) return {id, "this GPU", 1.0};
     const GpuSpec& other = resolve_gpu(id);
-    const int tier = other.architecture == gpu.architecture ? 1 : other.vendor == gpu.vendor ? 2 : 3;
+    // Only within one vendor and one memory family (see the header for the evidence).
+    if (other.vendor != gpu.vendor || family.empty() || memory_family(other.memory_type) != family) continue;
+    const int tier = other.architecture == gpu.architecture ? 1 : 2;
     const double d = roof_distance(gpu, other);
     if (tier < best_tier || (tier == best_tier && d < best_distance)) {
       best_tier = tier;
@@ -53,21 +66,13 @@ NearestPublished nearest_published_gpu(const GpuSpec& gpu) {
   }
   if (best.gpu_id.empty()) return best;
   const GpuSpec& from = resolve_gpu(best.gpu_id);
-  switch (best_tier) {
-    case 1:
-      best.why = fmt::format("same architecture, {}", gpu.architecture);
-      best.band_widening = kTransferBandWidening.same_architecture;
-      break;
-    case 2:
-      best.why = fmt::format("no published {} GPU; same vendor, {} -> {}", gpu.architecture, from.architecture,
-                             gpu.architecture);
-      best.band_widening = kTransferBandWidening.same_vendor;
-      break;
-    default:
-      best.why = fmt::format("no published {} GPU; another vendor's kernels ({} {} -> {} {})", gpu.vendor, from.vendor,
-                             from.architecture, gpu.vendor, gpu.architecture);
-      best.band_widening = kTransferBandWidening.other_vendor;
-      break;
+  if (best_tier == 1) {
+    best.why = fmt::format("same architecture, {}", gpu.architecture);
+    best.band_widening = kTransferBandWidening.same_architecture;
+  } else {
+    best.why = fmt::format("no published {} GPU; same vendor and memory family ({}), {} -> {}", gpu.architecture,
+                           family, from.architecture, gpu.architecture);
+    best.band_widening = kTransferBandWidening.same_memory_family;
   }
   best.why += ", nearest by bandwidth and bf16 peak";
   return best;
@@ -97,7 +102,11 @@ ProfileChoice default_profile(const GpuSpec& gpu) {
   }
   c.profile = PerfProfile::datasheet_default(gpu);
   c.kind = "datasheet";
-  c.summary = fmt::format("datasheet defaults for {} (no published profile is shipped)", gpu.id);
+  const std::string family = memory_family(gpu.memory_type);
+  c.summary = fmt::format("datasheet defaults for {} (no published profile is shipped for vendor {} with {} memory; "
+                          "transfers across vendors or memory families measured worse than the datasheet)",
+                          gpu.id, gpu.vendor.empty() ? "(unknown)" : gpu.vendor,
+                          family.empty() ? "unknown" : family);
   return c;
 }
 

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <initializer_list>
 #include <regex>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -67,10 +70,30 @@ std::optional<std::string> token_after(const std::string& line, std::string_view
   return line.substr(start, end - start);
 }
 
-// First capture group of `re` in `line`, if it matches.
-std::optional<std::string> find(const std::string& line, const std::regex& re) {
+// A pattern with the literal keywords one of which any match contains: the regex runs only on
+// lines that hold one (std::regex is slow, and most log lines hold none of kvplan's keywords).
+// An empty keyword list runs the regex on every line.
+struct Pattern {
+  Pattern(const char* pattern, std::initializer_list<std::string_view> keys) : re(pattern), keywords(keys) {}
+  std::regex re;
+  std::vector<std::string_view> keywords;
+  bool may_match(const std::string& line) const {
+    if (keywords.empty()) return true;
+    for (std::string_view k : keywords) {
+      if (line.find(k) != std::string::npos) return true;
+    }
+    return false;
+  }
+};
+
+bool search(const std::string& line, std::smatch& m, const Pattern& p) {
+  return p.may_match(line) && std::regex_search(line, m, p.re);
+}
+
+// First capture group of `p` in `line`, if it matches.
+std::optional<std::string> find(const std::string& line, const Pattern& p) {
   std::smatch m;
-  if (std::regex_search(line, m, re)) return m[1].str();
+  if (search(line, m, p)) return m[1].str();
   return std::nullopt;
 }
 
@@ -90,25 +113,25 @@ void set_if(std::optional<T>& field, const std::optional<std::string>& text) {
 
 // Settings named in key=value, 'key': value or --flag value form, on any line.
 void read_settings(const std::string& line, VllmLog& log) {
-  static const std::regex util(R"((?:gpu_memory_utilization|gpu-memory-utilization)['"]?\s*[=:(\s]\s*\(?([0-9.]+))");
-  static const std::regex max_len(R"((?:max_model_len|max-model-len|max_seq_len)['"]?\s*[=:\s]\s*([0-9,]+))");
-  static const std::regex tp(R"((?:tensor_parallel_size|tensor-parallel-size)['"]?\s*[=:\s]\s*([0-9]+))");
-  static const std::regex pp(R"((?:pipeline_parallel_size|pipeline-parallel-size)['"]?\s*[=:\s]\s*([0-9]+))");
-  static const std::regex dtype(R"((?:^|[\s,{'])dtype['"]?\s*[=:\s]\s*['"]?(?:torch\.)?([a-z0-9]+))");
-  static const std::regex kv_dtype(R"((?:kv_cache_dtype|kv-cache-dtype)['"]?\s*[=:\s]\s*['"]?([a-z0-9_]+))");
-  static const std::regex quant(R"((?:^|[\s,])quantization['"]?\s*[=:\s]\s*['"]?([A-Za-z0-9_-]+))");
-  static const std::regex block(R"((?:block_size|block-size)['"]?\s*[=:\s]\s*([0-9]+))");
-  static const std::regex seqs(R"((?:max_num_seqs|max-num-seqs)['"]?\s*(?:[=:\s]|to)\s*([0-9]+))");
-  static const std::regex batched(R"((?:max_num_batched_tokens|max-num-batched-tokens)['"]?\s*(?:[=:\s]|to)\s*([0-9,]+))");
-  static const std::regex eager(R"(enforce_eager['"]?\s*[=:\s]\s*(True|False|true|false))");
-  static const std::regex eager_flag(R"(--enforce-eager\b)");
-  static const std::regex chunked(R"((?:enable_chunked_prefill|chunked_prefill_enabled)['"]?\s*[=:]\s*(True|False|true|false))");
-  static const std::regex chunked_flag(R"(--enable-chunked-prefill(?:[= ](True|False|true|false))?)");
-  static const std::regex sg_tp(R"((?:tp_size|--tp-size|--tp)['"]?\s*[=\s]\s*([0-9]+))");
-  static const std::regex sg_frac(R"((?:mem_fraction_static|mem-fraction-static)['"]?\s*[=:\s]\s*([0-9.]+))");
-  static const std::regex sg_ctx(R"((?:context_len|context-length|context_length)['"]?\s*[=:\s]\s*([0-9,]+))");
-  static const std::regex trt_frac(R"((?:free_gpu_memory_fraction|kv_cache_free_gpu_mem_fraction)['"]?\s*[=:\s(]\s*([0-9.]+))");
-  static const std::regex trt_tpb(R"(Number of tokens per block:\s*([0-9]+))");
+  static const Pattern util{R"((?:gpu_memory_utilization|gpu-memory-utilization)['"]?\s*[=:(\s]\s*\(?([0-9.]+))", {"gpu_memory_utilization", "gpu-memory-utilization"}};
+  static const Pattern max_len{R"((?:max_model_len|max-model-len|max_seq_len)['"]?\s*[=:\s]\s*([0-9,]+))", {"max_model_len", "max-model-len", "max_seq_len"}};
+  static const Pattern tp{R"((?:tensor_parallel_size|tensor-parallel-size)['"]?\s*[=:\s]\s*([0-9]+))", {"tensor_parallel_size", "tensor-parallel-size"}};
+  static const Pattern pp{R"((?:pipeline_parallel_size|pipeline-parallel-size)['"]?\s*[=:\s]\s*([0-9]+))", {"pipeline_parallel_size", "pipeline-parallel-size"}};
+  static const Pattern dtype{R"((?:^|[\s,{'])dtype['"]?\s*[=:\s]\s*['"]?(?:torch\.)?([a-z0-9]+))", {"dtype"}};
+  static const Pattern kv_dtype{R"((?:kv_cache_dtype|kv-cache-dtype)['"]?\s*[=:\s]\s*['"]?([a-z0-9_]+))", {"kv_cache_dtype", "kv-cache-dtype"}};
+  static const Pattern quant{R"((?:^|[\s,])quantization['"]?\s*[=:\s]\s*['"]?([A-Za-z0-9_-]+))", {"quantization"}};
+  static const Pattern block{R"((?:block_size|block-size)['"]?\s*[=:\s]\s*([0-9]+))", {"block_size", "block-size"}};
+  static const Pattern seqs{R"((?:max_num_seqs|max-num-seqs)['"]?\s*(?:[=:\s]|to)\s*([0-9]+))", {"max_num_seqs", "max-num-seqs"}};
+  static const Pattern batched{R"((?:max_num_batched_tokens|max-num-batched-tokens)['"]?\s*(?:[=:\s]|to)\s*([0-9,]+))", {"max_num_batched_tokens", "max-num-batched-tokens"}};
+  static const Pattern eager{R"(enforce_eager['"]?\s*[=:\s]\s*(True|False|true|false))", {"enforce_eager"}};
+  static const Pattern eager_flag{R"(--enforce-eager\b)", {"--enforce-eager"}};
+  static const Pattern chunked{R"((?:enable_chunked_prefill|chunked_prefill_enabled)['"]?\s*[=:]\s*(True|False|true|false))", {"enable_chunked_prefill", "chunked_prefill_enabled"}};
+  static const Pattern chunked_flag{R"(--enable-chunked-prefill(?:[= ](True|False|true|false))?)", {"--enable-chunked-prefill"}};
+  static const Pattern sg_tp{R"((?:tp_size|--tp-size|--tp)['"]?\s*[=\s]\s*([0-9]+))", {"tp_size", "--tp"}};
+  static const Pattern sg_frac{R"((?:mem_fraction_static|mem-fraction-static)['"]?\s*[=:\s]\s*([0-9.]+))", {"mem_fraction_static", "mem-fraction-static"}};
+  static const Pattern sg_ctx{R"((?:context_len|context-length|context_length)['"]?\s*[=:\s]\s*([0-9,]+))", {"context_len", "context-length"}};
+  static const Pattern trt_frac{R"((?:free_gpu_memory_fraction|kv_cache_free_gpu_mem_fraction)['"]?\s*[=:\s(]\s*([0-9.]+))", {"free_gpu_memory_fraction", "kv_cache_free_gpu_mem_fraction"}};
+  static const Pattern trt_tpb{R"(Number of tokens per block:\s*([0-9]+))", {"Number of tokens per block:"}};
   set_if(log.gpu_memory_utilization, find(line, util));
   set_if(log.max_model_len, find(line, max_len));
   set_if(log.tensor_parallel_size, find(line, tp));
@@ -120,10 +143,10 @@ void read_settings(const std::string& line, VllmLog& log) {
   set_if(log.max_num_seqs, find(line, seqs));
   set_if(log.max_num_batched_tokens, find(line, batched));
   set_if(log.enforce_eager, find(line, eager));
-  if (std::regex_search(line, eager_flag)) log.enforce_eager = true;
+  if (std::smatch unused; search(line, unused, eager_flag)) log.enforce_eager = true;
   set_if(log.chunked_prefill, find(line, chunked));
   std::smatch flag;
-  if (std::regex_search(line, flag, chunked_flag)) {
+  if (search(line, flag, chunked_flag)) {
     log.chunked_prefill = !flag[1].matched || flag[1].str() == "True" || flag[1].str() == "true";
   }
   if (line.find("Chunked prefill is enabled") != std::string::npos) log.chunked_prefill = true;
@@ -143,33 +166,33 @@ void read_settings(const std::string& line, VllmLog& log) {
 VllmLog parse_vllm_log(std::string_view text, std::string name) {
   VllmLog log;
   log.name = std::move(name);
-  static const std::regex annotation(R"(^# (source|gpu|model|vllm_version|engine_version|engine|settings|kvplan_model|kvplan_gpu|kvplan_use_line|kvplan_note):\s*(.*)$)");
-  static const std::regex version(R"(\(v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)[^)]*\) with config)");
-  static const std::regex version_text(R"(([0-9]+\.[0-9]+(?:\.[0-9]+)?))");
-  static const std::regex model(R"(with config: model='([^']+)')");
-  static const std::regex weights(
-      R"((?:Loading model weights took|Model loading took|model weights take|weights memory:)\s*([0-9.]+)\s*Gi?B)");
-  static const std::regex total(R"((?:total_gpu_memory|total_memory)\s*[=(\s]\s*\(?([0-9.]+)\s*GiB)");
-  static const std::regex total_free(R"(Free memory on device \([0-9.]+/([0-9.]+) GiB\))");
-  static const std::regex activation(
-      R"((?:PyTorch activation peak memory(?: takes)?|torch peak memory increase:)\s*([0-9.]+)\s*GiB)");
-  static const std::regex non_torch(
-      R"((?:non_torch_memory(?: takes)?|non_torch_memory=|non-torch forward increase memory:)\s*([0-9.]+)\s*GiB)");
-  static const std::regex kv_mem(
-      R"((?:Available KV cache memory:|reserved for KV Cache is|kv_cache_size=|available_kv_cache_memory)\s*([0-9.]+)\s*GiB)");
-  static const std::regex tokens(
-      R"((?:GPU KV cache size:\s*([0-9,]+) tokens|maximum number of tokens that can be stored in KV cache \(([0-9,]+)\)))");
-  static const std::regex blocks(R"((?:GPU|CUDA|cuda) blocks:\s*\**([0-9]+))");
-  static const std::regex concurrency(R"(Maximum concurrency for ([0-9,]+) tokens per request:\s*([0-9.]+)x)");
+  static const Pattern annotation{R"(^# (source|gpu|model|vllm_version|engine_version|engine|settings|kvplan_model|kvplan_gpu|kvplan_use_line|kvplan_note):\s*(.*)$)", {"# "}};
+  static const Pattern version{R"(\(v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)[^)]*\) with config)", {") with config"}};
+  static const Pattern version_text{R"(([0-9]+\.[0-9]+(?:\.[0-9]+)?))", {}};
+  static const Pattern model{R"(with config: model='([^']+)')", {"with config: model='"}};
+  static const Pattern weights{
+      R"((?:Loading model weights took|Model loading took|model weights take|weights memory:)\s*([0-9.]+)\s*Gi?B)", {"Loading model weights took", "Model loading took", "model weights take", "weights memory:"}};
+  static const Pattern total{R"((?:total_gpu_memory|total_memory)\s*[=(\s]\s*\(?([0-9.]+)\s*GiB)", {"total_gpu_memory", "total_memory"}};
+  static const Pattern total_free{R"(Free memory on device \([0-9.]+/([0-9.]+) GiB\))", {"Free memory on device ("}};
+  static const Pattern activation{
+      R"((?:PyTorch activation peak memory(?: takes)?|torch peak memory increase:)\s*([0-9.]+)\s*GiB)", {"PyTorch activation peak memory", "torch peak memory increase:"}};
+  static const Pattern non_torch{
+      R"((?:non_torch_memory(?: takes)?|non_torch_memory=|non-torch forward increase memory:)\s*([0-9.]+)\s*GiB)", {"non_torch_memory", "non-torch forward increase memory:"}};
+  static const Pattern kv_mem{
+      R"((?:Available KV cache memory:|reserved for KV Cache is|kv_cache_size=|available_kv_cache_memory)\s*([0-9.]+)\s*GiB)", {"Available KV cache memory:", "reserved for KV Cache is", "kv_cache_size=", "available_kv_cache_memory"}};
+  static const Pattern tokens{
+      R"((?:GPU KV cache size:\s*([0-9,]+) tokens|maximum number of tokens that can be stored in KV cache \(([0-9,]+)\)))", {"GPU KV cache size:", "maximum number of tokens that can be stored in KV cache ("}};
+  static const Pattern blocks{R"((?:GPU|CUDA|cuda) blocks:\s*\**([0-9]+))", {" blocks:"}};
+  static const Pattern concurrency{R"(Maximum concurrency for ([0-9,]+) tokens per request:\s*([0-9.]+)x)", {"Maximum concurrency for "}};
   // SGLang
-  static const std::regex sg_begin(R"(Load weight begin\. avail mem=([0-9.]+) GB)");
+  static const Pattern sg_begin{R"(Load weight begin\. avail mem=([0-9.]+) GB)", {"Load weight begin. avail mem="}};
   // (SGLang's later fields are found by scanning, not by ".*" patterns that backtrack over a line.)
   // TensorRT-LLM
-  static const std::regex trt_mem(R"(paged kv cache: total: ([0-9.]+) GiB, available: ([0-9.]+) GiB)");
-  static const std::regex trt_blocks(R"(Number of blocks in KV cache primary pool: ([0-9]+))");
-  static const std::regex trt_alloc(R"(Allocated ([0-9.]+) GiB for max tokens in paged KV cache \(([0-9,]+)\))");
-  static const std::regex trt_cap(R"(max_tokens are set \(to [0-9.]+ and ([0-9]+), respectively\))");
-  static const std::regex graphs(R"(CUDA graph pool memory:\s*([0-9.]+) GiB \(actual\)|Graph capturing finished in [0-9]+ secs?, took ([0-9.]+) GiB)");
+  static const Pattern trt_mem{R"(paged kv cache: total: ([0-9.]+) GiB, available: ([0-9.]+) GiB)", {"paged kv cache: total: "}};
+  static const Pattern trt_blocks{R"(Number of blocks in KV cache primary pool: ([0-9]+))", {"Number of blocks in KV cache primary pool: "}};
+  static const Pattern trt_alloc{R"(Allocated ([0-9.]+) GiB for max tokens in paged KV cache \(([0-9,]+)\))", {"GiB for max tokens in paged KV cache ("}};
+  static const Pattern trt_cap{R"(max_tokens are set \(to [0-9.]+ and ([0-9]+), respectively\))", {"max_tokens are set (to "}};
+  static const Pattern graphs{R"(CUDA graph pool memory:\s*([0-9.]+) GiB \(actual\)|Graph capturing finished in [0-9]+ secs?, took ([0-9.]+) GiB)", {"CUDA graph pool memory:", "Graph capturing finished in "}};
 
   std::istringstream in{std::string(text)};
   std::string line;
@@ -180,7 +203,7 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
       ++line_number;
       if (line.size() > kMaxLineChars) line.resize(kMaxLineChars);
       std::smatch m;
-      if (header && std::regex_search(line, m, annotation)) {
+      if (header && search(line, m, annotation)) {
         std::string key = m[1].str();
         std::string value = strip(m[2].str());
         if (key == "source") log.source = value;
@@ -224,14 +247,14 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
       bool figures = log.use_line.empty() || line.find(log.use_line) != std::string::npos;
       if (figures) {
         std::smatch t;
-        if (std::regex_search(line, t, tokens)) log.kv_cache_tokens = parse_grouped_int(t[1].matched ? t[1].str() : t[2].str());
+        if (search(line, t, tokens)) log.kv_cache_tokens = parse_grouped_int(t[1].matched ? t[1].str() : t[2].str());
         set_if(log.num_gpu_blocks, find(line, blocks));
       }
-      if (std::regex_search(line, m, concurrency)) {
+      if (search(line, m, concurrency)) {
         log.concurrency_tokens = parse_grouped_int(m[1].str());
         log.max_concurrency = parse_number(m[2].str());
       }
-      if (std::regex_search(line, m, graphs)) log.cuda_graph_gib = parse_number(m[1].matched ? m[1].str() : m[2].str());
+      if (search(line, m, graphs)) log.cuda_graph_gib = parse_number(m[1].matched ? m[1].str() : m[2].str());
       if (line.find("Load weight") != std::string::npos || line.find("KV Cache is allocated") != std::string::npos ||
           line.find("max_total_num_tokens=") != std::string::npos) {
         log.engine = "sglang";
@@ -250,12 +273,12 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
       }
       if (line.find("TensorRT-LLM") != std::string::npos || line.find("TRT-LLM") != std::string::npos) {
         log.engine = "trtllm";
-        if (std::regex_search(line, m, trt_mem)) {
+        if (search(line, m, trt_mem)) {
           log.total_gpu_memory_gib = parse_number(m[1].str());
           log.free_after_load_gib = parse_number(m[2].str());
         }
         set_if(log.num_gpu_blocks, find(line, trt_blocks));
-        if (std::regex_search(line, m, trt_alloc)) {
+        if (search(line, m, trt_alloc)) {
           log.kv_cache_memory_gib = parse_number(m[1].str());
           log.kv_cache_tokens = parse_grouped_int(m[2].str());
         }

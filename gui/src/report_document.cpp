@@ -110,15 +110,19 @@ ReportSection simulation_section(const ReportInput& in) {
             {"goodput (req/s)", fmt::format("{:.2f}", m.goodput_requests_per_s)},
             {"peak active requests", cli::with_commas(r.peak_active_requests)}};
   s.tables.push_back(std::move(t));
-  ReportTable lat{{"ms", "mean", "p50", "p90", "p95", "p99", "max"}, {}};
-  auto row = [&](const char* name, const sim::Percentiles& p) {
+  const ProfileBand& band = r.latency_band;
+  auto band_cell = [](double e) { return e > 0 ? fmt::format("±{:.0f}%", e * 100) : std::string("not validated"); };
+  s.paragraphs.push_back(fmt::format("Step times: {}. Band: p90 |error| of this source against real serving runs{}.",
+                                     r.step_time_source, band.how.empty() ? "" : " (" + band.how + ")"));
+  ReportTable lat{{"ms", "mean", "p50", "p90", "p95", "p99", "max", "band"}, {}};
+  auto row = [&](const char* name, const sim::Percentiles& p, const std::string& b) {
     lat.rows.push_back({name, fmt::format("{:.1f}", p.mean), fmt::format("{:.1f}", p.p50), fmt::format("{:.1f}", p.p90),
-                        fmt::format("{:.1f}", p.p95), fmt::format("{:.1f}", p.p99), fmt::format("{:.1f}", p.max)});
+                        fmt::format("{:.1f}", p.p95), fmt::format("{:.1f}", p.p99), fmt::format("{:.1f}", p.max), b});
   };
-  row("queue", m.queue_ms);
-  row("TTFT", m.ttft_ms);
-  row("TPOT", m.tpot_ms);
-  row("E2E", m.e2e_ms);
+  row("queue", m.queue_ms, "");
+  row("TTFT", m.ttft_ms, band_cell(band.ttft_p90_rel_error));
+  row("TPOT", m.tpot_ms, band_cell(band.tpot_p90_rel_error));
+  row("E2E", m.e2e_ms, "");
   s.tables.push_back(std::move(lat));
   return s;
 }
@@ -126,7 +130,8 @@ ReportSection simulation_section(const ReportInput& in) {
 ReportSection assumptions_section(const ReportInput& in) {
   ReportSection s{"Assumptions and sources", {}, {}};
   s.paragraphs.push_back(
-      "Source words: measured / transferred (a calibration profile of this GPU / of another GPU), datasheet "
+      "Source words: measured (a kvplan calibration run on this GPU), published (fitted from public measurements, "
+      "data/measurements), transferred (a profile of another GPU scaled to this one), datasheet "
       "(vendor figures, or the datasheet-default cost model), config (the model's published config), computed "
       "(exact arithmetic on the shapes), estimate (kvplan's approximation), input (set by the scenario).");
   ReportTable t{{"what", "value", "source", "note"}, {}};

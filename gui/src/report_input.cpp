@@ -38,7 +38,7 @@ std::string scheme_label(const cli::FlagValues& overrides) {
 // "measured (h100-sxm run 3)" -> "measured"; anything unknown is reported as datasheet only if it
 // says so, else kept as "estimate" (never silently promoted to measured).
 std::string source_word(const std::string& label) {
-  for (const char* w : {"measured", "transferred", "datasheet"}) {
+  for (const char* w : {"measured", "published", "transferred", "datasheet"}) {
     if (label.rfind(w, 0) == 0) return w;
   }
   return "estimate";
@@ -79,6 +79,16 @@ void add_assumptions(ReportInput& in) {
   for (const auto& [k, v] : in.scenario.memory_flags) add(in, {"memory flag --" + k, v, "input", ""});
   for (const auto& [k, v] : in.scenario.sim_flags) add(in, {"simulate flag --" + k, v, "input", ""});
   if (in.simulation) {
+    const sim::SimulationResult& r = *in.simulation;
+    add(in, {"step times", r.step_time_source, source_word(r.step_time_source.substr(0, r.step_time_source.find(' '))),
+             ""});
+    const ProfileBand& b = r.latency_band;
+    const bool validated = b.ttft_p90_rel_error > 0 || b.tpot_p90_rel_error > 0;
+    add(in, {"latency band (p90 |error| against real serving runs)",
+             validated ? fmt::format("TTFT ±{:.0f}%, TPOT ±{:.0f}%", b.ttft_p90_rel_error * 100, b.tpot_p90_rel_error * 100)
+                       : std::string("not validated"),
+             validated ? "published" : "estimate", validated ? b.how : "this step-time source has not been compared with "
+                                                                        "real serving runs"});
     for (const std::string& line : in.simulation->cost_sources) {
       auto colon = line.find(": ");
       std::string cls = colon == std::string::npos ? "step cost" : line.substr(0, colon);

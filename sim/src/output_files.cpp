@@ -163,14 +163,21 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
                  {"block_bytes", r.plan.block_bytes},
                  {"kv_cache_tokens", r.plan.kv_cache_tokens}};
   if (!r.timeseries.empty()) {
-    double peak = 0, mean = 0;
-    for (const TimeSeriesRow& t : r.timeseries) {
+    // Time-weighted: each row holds until the next one (idle stretches have no rows of their own);
+    // the last row counts for one sample interval.
+    double peak = 0, weighted = 0, total = 0;
+    for (size_t i = 0; i < r.timeseries.size(); ++i) {
+      const TimeSeriesRow& t = r.timeseries[i];
       double share = t.kv_capacity_bytes > 0 ? static_cast<double>(t.kv_token_bytes) / static_cast<double>(t.kv_capacity_bytes) : 0;
+      const double weight = i + 1 < r.timeseries.size()
+                                ? static_cast<double>(r.timeseries[i + 1].time_ns - t.time_ns)
+                                : static_cast<double>(c.sample_interval_ns);
       peak = std::max(peak, share);
-      mean += share;
+      weighted += share * weight;
+      total += weight;
     }
     j["memory"]["kv_token_share_peak"] = peak;
-    j["memory"]["kv_token_share_mean"] = mean / static_cast<double>(r.timeseries.size());
+    j["memory"]["kv_token_share_mean"] = total > 0 ? weighted / total : 0.0;
   }
   j["engine"] = {{"events", r.events}, {"steps", r.steps}, {"cost_memo_hits", r.cost_memo_hits},
                  {"cost_memo_misses", r.cost_memo_misses}, {"peak_active_requests", r.peak_active_requests},

@@ -129,6 +129,7 @@ class Loop {
   void on_step_done(int32_t replica);
   void on_transfer_done(int64_t index);
   void sample();
+  bool idle() const;  // nothing running, waiting, swapped or in transfer on any replica
   void schedule_next_open_arrival();
   void progress();
 
@@ -162,6 +163,11 @@ class Loop {
   int64_t last_progress_pct_ = -1;
   int64_t active_ = 0;
   bool stopped_ = false;
+  // Time-series sampling (sample()): paused while the engine is idle, so idle time costs no
+  // events and no rows; the interval doubles (and every other row is dropped) each time the
+  // series reaches kMaxTimeSeriesRows, so its memory is bounded whatever the simulated time.
+  bool sampling_paused_ = false;
+  TimeNs sample_interval_ns_ = 0;
 };
 
 void Loop::build() {
@@ -423,6 +429,13 @@ void Loop::on_transfer_done(int64_t index) {
   kick(from);
 }
 
+bool Loop::idle() const {
+  for (const Replica& r : replicas_) {
+    if (r.running() > 0 || r.waiting() > 0 || r.swapped() > 0) return false;
+  }
+  return transfers_.size() == free_transfers_.size();
+}
+
 void Loop::sample() {
   TimeSeriesRow row;
   row.time_ns = queue_.now();
@@ -447,7 +460,15 @@ void Loop::sample() {
   }
   for (const auto& t : tiers_) row.host_kv_bytes += t->used_bytes();
   row.prefix_hit_rate = lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
-  result_.timeseries.push_back(row);
+  std::vector<TimeSeriesRow>& rows = result_.timeseries;
+  rows.push_back(row);
+  if (rows.size() >= kMaxTimeSeriesRows) {
+    // Keep rows 0, 2, 4, ... and sample half as often from now on.
+    size_t kept = 0;
+    for (size_t i = 0; i < rows.size(); i += 2) rows[kept++] = rows[i];
+    rows.resize(kept);
+    sample_interval_ns_ *= 2;
+  }
 }
 
 void Loop::progress() {
@@ -472,10 +493,16 @@ SimulationResult Loop::run() {
   if (cfg_.workload.horizon_ns > 0) {
     queue_.push(Event{.time_ns = cfg_.workload.horizon_ns, .kind = EventKind::kStop, .target = 0, .payload = 0});
   }
+  sample_interval_ns_ = cfg_.sample_interval_ns;
   while (!queue_.empty() && !stopped_) {
     if (hooks_.should_stop && hooks_.should_stop()) break;
     Event e = queue_.pop();
     ++result_.events;
+    if (sampling_paused_ && e.kind != EventKind::kSample && e.kind != EventKind::kStop) {
+      // Work resumes after an idle stretch: sample again from this instant (after this event).
+      sampling_paused_ = false;
+      queue_.push(Event{.time_ns = queue_.now(), .kind = EventKind::kSample, .target = 0, .payload = 0});
+    }
     switch (e.kind) {
       case EventKind::kArrival: {
         RequestSpec r = std::move(*next_arrival_);
@@ -500,8 +527,11 @@ SimulationResult Loop::run() {
         sample();
         // Keep sampling while anything else is pending (the stop event does not count).
         // Requests stuck with nothing pending can never move again: they end as unfinished.
-        if (queue_.size() > (cfg_.workload.horizon_ns > 0 ? 1u : 0u)) {
-          queue_.push(Event{.time_ns = queue_.now() + cfg_.sample_interval_ns, .kind = EventKind::kSample, .target = 0, .payload = 0});
+        // While the engine is idle nothing changes until the next event: pause until then.
+        if (idle()) {
+          sampling_paused_ = true;
+        } else if (queue_.size() > (cfg_.workload.horizon_ns > 0 ? 1u : 0u)) {
+          queue_.push(Event{.time_ns = queue_.now() + sample_interval_ns_, .kind = EventKind::kSample, .target = 0, .payload = 0});
         }
         break;
       case EventKind::kStop: stopped_ = true; break;

@@ -53,11 +53,17 @@ class OpenLoopSource final : public RequestSource {
     // The first request arrives at time 0; each later one one gap after the previous.
     if (spec_.arrivals == ArrivalKind::kConstant) {
       // k / rate directly, not a running sum, so request k lands on exactly k / rate.
-      r.arrival_ns = seconds_to_ns(static_cast<double>(next_id_) / spec_.rate_per_s);
-    } else {
-      if (next_id_ > 0) clock_s_ += draw_gap_s();
-      r.arrival_ns = seconds_to_ns(clock_s_);
+      clock_s_ = static_cast<double>(next_id_) / spec_.rate_per_s;
+    } else if (next_id_ > 0) {
+      clock_s_ += draw_gap_s();
     }
+    if (!(clock_s_ <= kMaxSimulatedSeconds)) {
+      throw ConfigError(fmt::format("rate={:g} req/s: request {} of {} would arrive at {:g} s, beyond the simulator's "
+                                    "limit of {:g} s; raise the rate or lower the number of requests",
+                                    spec_.rate_per_s, next_id_ + 1, spec_.num_requests, clock_s_,
+                                    kMaxSimulatedSeconds));
+    }
+    r.arrival_ns = seconds_to_ns(clock_s_);
     r.prompt_tokens = to_tokens(prompt_rng_.sample(spec_.prompt));
     r.output_tokens = to_tokens(output_rng_.sample(spec_.output));
     ++next_id_;

@@ -267,3 +267,16 @@ TEST(CalibrateCli, RunNeedsAGpuBuild) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CalibrateCli, InspectJsonOfADatabaseWithInvalidUtf8) {
+  // Found by the fuzz regressions: a text column with invalid UTF-8 reached json::dump (exit 70).
+  const std::string db = std::string(KVPLAN_SOURCE_DIR) + "/tests/fuzz/regressions/fuzz_calibration_db/non_utf8_gpu_name.sqlite";
+  auto r = run_cli("calibrate inspect " + db + " --json", false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j.dump().find("NVIDIA \xEF\xBF\xBD"), std::string::npos) << r.out;  // U+FFFD replaces the bad bytes
+}
+
+}  // namespace

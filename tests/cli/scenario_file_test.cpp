@@ -182,5 +182,16 @@ TEST(ScenarioCli, BadScenarioExitsTwoNamingTheField) {
   std::remove(path.c_str());
 }
 
+TEST(ScenarioCli, SectionsACommandDoesNotUseAreValidatedToo) {
+  // `memory` reads only the memory section, but a bad simulate or compare section is still an
+  // error (issue 16: they used to be accepted silently until another command read them).
+  std::string path = temp_path("unused.json");
+  write_file(path, R"({"kvplan_scenario": 1, "memory": {"max-model-len": 4096}, "simulate": {"rate": "-3"}})");
+  kvplan::testing::expect_bad_input("memory --scenario " + path, {path, "simulate", "--rate=-3"});
+  write_file(path, R"({"kvplan_scenario": 1, "compare": [{"kv-cache-dtype": "fp7"}]})");
+  kvplan::testing::expect_bad_input("simulate --scenario " + path, {path, "compare[0]", "fp7"});
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace kvplan::cli

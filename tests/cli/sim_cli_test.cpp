@@ -1,4 +1,5 @@
 // End-to-end tests of `kvplan simulate` and `kvplan capacity`: files, determinism, bad input.
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -13,6 +14,14 @@
 
 #include "run_cli.h"
 #include <nlohmann/json.hpp>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KVPLAN_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVPLAN_UNDER_ASAN 1
+#endif
+#endif
 
 namespace {
 
@@ -260,4 +269,30 @@ TEST(SimCli, StdoutToAFullDeviceIsExit2) {
   EXPECT_NE(r.out.find("stdout"), std::string::npos) << r.out;
   Result j = run_shell("$KVPLAN models --json > /dev/full; echo status=$?");
   EXPECT_NE(j.out.find("status=2"), std::string::npos) << j.out;
+}
+
+TEST(SimCli, ABillionSecondGapInATraceSimulatesInUnder100MB) {
+  ScratchDir d("gap");
+  std::ofstream(d / "gap.csv") << "arrival_s,prompt_tokens,output_tokens\n0,512,64\n999999999,512,64\n"
+                                  "999999999.5,512,64\n";
+  Result r = run("simulate --trace " + (d / "gap.csv") + " --json --out " + d.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json s = nlohmann::json::parse(slurp(d / "summary.json"));
+  EXPECT_EQ(s["summary"]["finished"].get<int>(), 3);
+  EXPECT_GE(s["engine"]["end_s"].get<double>(), 999999999.0);
+  const std::string ts = slurp(d / "timeseries.csv");
+  EXPECT_LT(std::count(ts.begin(), ts.end(), '\n'), 1000);
+#ifndef KVPLAN_UNDER_ASAN  // AddressSanitizer's shadow memory would dominate the figure
+  // The largest child this test process has waited for (the kvplan run above).
+  struct rusage usage {};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 100 * 1024) << "max RSS " << usage.ru_maxrss << " KiB";
+#endif
+}
+
+TEST(SimCli, ArrivalsBeyondTheTimeLimitAreBadInputNotAnOverflow) {
+  // Found by the fuzz regression inputs: 200 requests at 1e-9 req/s arrive ~2e11 s out; the int64
+  // nanosecond clock overflowed and the event queue reported an internal error (exit 70).
+  expect_bad_input("simulate --rate 1e-9 --num-requests 200", {"rate=1e-09", "beyond the simulator's limit"});
+  expect_bad_input("simulate --rate 1e-9 --num-requests 200 --arrivals constant", {"rate=1e-09", "request 3 of 200"});
 }

@@ -33,24 +33,36 @@ TEST(DefaultProfile, OtherGpusGetTheNearestPublishedOneTransferred) {
   EXPECT_EQ(default_profile(resolve_gpu("a100-40gb")).from_gpu, "a100-80gb");
   // Ada L4: the L40S.
   EXPECT_EQ(default_profile(resolve_gpu("l4")).from_gpu, "l40s");
-  // Blackwell has no published profile: the nearest NVIDIA one, by roofs (B200: 8 TB/s -> H200).
+  // Blackwell HBM has no published profile: the nearest NVIDIA HBM one, by roofs (B200: 8 TB/s -> H200).
   ProfileChoice b200 = default_profile(resolve_gpu("b200"));
   EXPECT_EQ(b200.from_gpu, "h200");
-  EXPECT_NE(b200.summary.find("same vendor, hopper -> blackwell"), std::string::npos) << b200.summary;
-  // AMD: another vendor's kernels, said in the summary.
+  EXPECT_NE(b200.summary.find("same vendor and memory family (hbm), hopper -> blackwell"), std::string::npos)
+      << b200.summary;
+  // GDDR stays with GDDR: the RTX 4090 (Ada, GDDR6X) and the RTX 5090 (Blackwell, GDDR7) from the L40S.
+  EXPECT_EQ(default_profile(resolve_gpu("rtx-4090")).from_gpu, "l40s");
+  EXPECT_EQ(default_profile(resolve_gpu("rtx-5090")).from_gpu, "l40s");
+}
+
+TEST(DefaultProfile, AnotherVendorOrMemoryFamilyGetsTheDatasheet) {
+  // No AMD profile is published, and an NVIDIA one measured on other kernels is not carried over.
   ProfileChoice mi = default_profile(resolve_gpu("mi300x"));
-  EXPECT_EQ(mi.kind, "transferred");
-  EXPECT_NE(mi.summary.find("another vendor's kernels"), std::string::npos) << mi.summary;
+  EXPECT_EQ(mi.kind, "datasheet");
+  EXPECT_EQ(mi.profile.at(OpClass::kGemm).source, "datasheet");
+  EXPECT_NE(mi.summary.find("no published profile is shipped for vendor amd with hbm memory"), std::string::npos) << mi.summary;
+  // A GPU file without a memory type: nothing to match the family on.
+  GpuSpec custom = resolve_gpu("h100-sxm");
+  custom.id = "my-gpu";
+  custom.memory_type = "";
+  EXPECT_EQ(default_profile(custom).kind, "datasheet");
 }
 
 TEST(DefaultProfile, TransferWidensTheBandMoreTheFurtherItGoes) {
   EXPECT_EQ(nearest_published_gpu(resolve_gpu("h200")).band_widening, 1.0);
   const double same_arch = nearest_published_gpu(resolve_gpu("h20")).band_widening;
-  const double same_vendor = nearest_published_gpu(resolve_gpu("b200")).band_widening;
-  const double other_vendor = nearest_published_gpu(resolve_gpu("mi300x")).band_widening;
+  const double other_arch = nearest_published_gpu(resolve_gpu("b200")).band_widening;
   EXPECT_GT(same_arch, 1.0);
-  EXPECT_GT(same_vendor, same_arch);
-  EXPECT_GT(other_vendor, same_vendor);
+  EXPECT_GT(other_arch, same_arch);
+  EXPECT_TRUE(nearest_published_gpu(resolve_gpu("mi300x")).gpu_id.empty());
 }
 
 }  // namespace

@@ -381,3 +381,48 @@ TEST(Engine, ShouldStopEndsTheRunEarly) {
 
 }  // namespace
 }  // namespace kvplan::sim
+
+namespace kvplan::sim {
+namespace {
+
+// Issue 16: memory grew with simulated time (one time-series row per simulated second, idle time
+// included); a request 1e9 s after the previous one exhausted memory.
+TEST(Engine, IdleTimeCostsNoRowsAndNoEvents) {
+  SimulationConfig c = base(300);
+  c.sample_interval_ns = kNsPerSecond;
+  const TimeNs gap = 1'000'000'000LL * kNsPerSecond;  // 1e9 s
+  c.workload.requests = {req(0, 0, 64, 4), req(1, gap, 64, 4), req(2, gap + kNsPerSecond / 2, 64, 4)};
+  SimulationResult r;
+  records_of(c, &r);
+  EXPECT_EQ(r.summary.finished, 3);
+  EXPECT_GE(r.end_ns, gap);
+  // Each burst of work is a few ms: a row when work starts, none across the idle gap.
+  EXPECT_LE(r.timeseries.size(), 6u);
+  EXPECT_LE(r.events, 60);
+  // The idle stretch is one row that holds until work resumes.
+  bool gap_row = false;
+  for (size_t i = 0; i + 1 < r.timeseries.size(); ++i) {
+    if (r.timeseries[i + 1].time_ns - r.timeseries[i].time_ns >= gap / 2) {
+      gap_row = true;
+      EXPECT_EQ(r.timeseries[i].running, 0);
+      EXPECT_EQ(r.timeseries[i].waiting, 0);
+    }
+  }
+  EXPECT_TRUE(gap_row);
+}
+
+TEST(Engine, TimeSeriesIsCappedByDecimation) {
+  // 1 ms sampling over a long busy run: the series halves and samples half as often at the cap.
+  SimulationConfig c = base(300);
+  c.sample_interval_ns = kNsPerMs / 1000;  // 1 us: far more samples than the cap
+  for (int64_t i = 0; i < 400; ++i) c.workload.requests.push_back(req(i, i * 2'000'000, 64, 64));
+  SimulationResult r;
+  records_of(c, &r);
+  EXPECT_EQ(r.summary.finished, 400);
+  EXPECT_LT(r.timeseries.size(), kMaxTimeSeriesRows);
+  EXPECT_GT(r.timeseries.size(), kMaxTimeSeriesRows / 4);
+  for (size_t i = 1; i < r.timeseries.size(); ++i) EXPECT_GT(r.timeseries[i].time_ns, r.timeseries[i - 1].time_ns);
+}
+
+}  // namespace
+}  // namespace kvplan::sim

@@ -468,14 +468,23 @@ void MainWindow::on_simulation_finished() {
   sweep_.set_outcome(o, c.slo, users);
   update_simulation_charts();
   const sim::RunSummary& s = o.result.summary;
-  status_->setText(QStringLiteral("Simulated %1 requests (%2 unfinished) in %3 ms of wall time; p90 TTFT %4 ms, p90 TPOT %5 ms%6")
+  // Every latency carries its band (p90 error of the step-time source in validation) and source.
+  const ProfileBand& band = o.result.latency_band;
+  auto band_text = [](double e) {
+    return e > 0 ? QStringLiteral(" (±%1%)").arg(e * 100, 0, 'f', 0) : QStringLiteral(" (band not validated)");
+  };
+  status_->setText(QStringLiteral("Simulated %1 requests (%2 unfinished) in %3 ms of wall time; p90 TTFT %4 ms%5, "
+                                  "p90 TPOT %6 ms%7%8. Step times: %9")
                        .arg(s.finished)
                        .arg(s.unfinished)
                        .arg(o.wall_ms, 0, 'f', 0)
                        .arg(s.ttft_ms.p90, 0, 'f', 1)
+                       .arg(band_text(band.ttft_p90_rel_error))
                        .arg(s.tpot_ms.p90, 0, 'f', 2)
+                       .arg(band_text(band.tpot_p90_rel_error))
                        .arg(c.slo.any() ? (s.meets_slo ? QStringLiteral(", meets the SLO") : QStringLiteral(", misses the SLO"))
-                                        : QString()));
+                                        : QString())
+                       .arg(QString::fromStdString(o.result.step_time_source)));
 }
 
 void MainWindow::set_running(bool running) {

@@ -35,11 +35,12 @@ struct Assumption {
   std::string source;  // one of kSourceWords
   std::string note;    // the source document, the formula, the calibration run
 };
-// measured / transferred: from a calibration profile (this GPU / another GPU); datasheet: vendor
+// measured: a kvplan calibration run on this GPU; published: fitted from public measurements;
+// transferred: a profile of another GPU scaled to this one; datasheet: vendor
 // figures or the datasheet-default cost model; config: the model's published config; computed:
 // exact arithmetic on the shapes; estimate: kvplan's approximation (e.g. activation peak);
 // input: a value the scenario sets.
-inline const std::vector<std::string> kSourceWords = {"measured", "transferred", "datasheet", "config",
+inline const std::vector<std::string> kSourceWords = {"measured", "published", "transferred", "datasheet", "config",
                                                       "computed", "estimate",    "input"};
 
 // Requests of one fixed length that fit in each scheme's KV budget, for a range of lengths.

@@ -109,6 +109,11 @@ class MetricsCollector {
 };
 
 // One time-series row: the state of the whole cluster (summed over replicas) at a sample time.
+// Rows are taken every sample interval while the engine has work; an idle stretch gives no rows
+// (the state holds until the next row), and a series that reaches kMaxTimeSeriesRows keeps every
+// other row and samples half as often, so its memory is bounded by the work, not by the simulated
+// time. Averages over the series weight each row by the time until the next one.
+inline constexpr size_t kMaxTimeSeriesRows = size_t{1} << 17;  // ~18 MB of rows at most
 struct TimeSeriesRow {
   TimeNs time_ns = 0;
   int64_t kv_token_bytes = 0;      // KV used: bytes holding token states
