@@ -3,6 +3,7 @@
 #include "kvplan/sim/simulation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <memory>
 
@@ -157,7 +158,9 @@ class Loop {
   std::unique_ptr<ClosedLoopUsers> users_;
   std::unique_ptr<BenchClient> bench_;
   std::vector<std::optional<RequestSpec>> user_pending_;
-  TimeNs request_overhead_ns_ = 0;  // a request reaches the engine this long after it is sent
+  TimeNs request_overhead_ns_ = 0;  // mean time from a request's send to the engine (for the stagger window)
+  // The delay of one request: request_overhead_ns_, or drawn around it (ServingOverheads::request_spread).
+  TimeNs delay_of(const RequestSpec& r) const { return request_delay_ns(cfg_.overheads, cfg_.seed, r.id); }
   int64_t expected_requests_ = 0;
   int64_t finished_ = 0;
   int64_t last_progress_pct_ = -1;
@@ -237,6 +240,7 @@ void Loop::build() {
     setup.layout = layout_.get();
     setup.seed = cfg_.seed;
     setup.step_overhead_ns = cfg_.overheads.step.ns;
+    setup.step_factor = cfg_.overheads.step_factor.value;
     replicas_.emplace_back(setup, make_kv_manager(kc), timer_, tier);
   }
   router_ = std::make_unique<Router>(cfg_.cluster.router);
@@ -246,9 +250,14 @@ void Loop::build() {
   link_free_ns_.assign(static_cast<size_t>(total), 0);
   kick_pending_.assign(static_cast<size_t>(total), false);
 
-  if (cfg_.overheads.request.ns < 0 || cfg_.overheads.step.ns < 0) {
-    throw ConfigError(fmt::format("serving overheads: per request {} ns and per step {} ns must be >= 0",
-                                  cfg_.overheads.request.ns, cfg_.overheads.step.ns));
+  const ServingOverheads& o = cfg_.overheads;
+  if (o.request.ns < 0 || o.step.ns < 0 || o.request_spread.ns < 0 || o.request_spread.ns > o.request.ns) {
+    throw ConfigError(fmt::format("serving overheads: per request {} ns and per step {} ns must be >= 0, and the "
+                                  "request spread {} ns in [0, per request] (a delay is never negative)",
+                                  o.request.ns, o.step.ns, o.request_spread.ns));
+  }
+  if (!(o.step_factor.value > 0) || !std::isfinite(o.step_factor.value)) {
+    throw ConfigError(fmt::format("serving overheads: step time factor {} must be > 0", o.step_factor.value));
   }
   request_overhead_ns_ = cfg_.overheads.request.ns;
 
@@ -281,12 +290,12 @@ void Loop::build() {
                                   ? spec.options.window_ns
                                   : estimate_request_cycle_ns(*timer_, spec, sched.max_num_batched_tokens,
                                                               sched.max_num_seqs, request_overhead_ns_,
-                                                              cfg_.overheads.step.ns);
+                                                              cfg_.overheads.step.ns, cfg_.overheads.step_factor.value);
         result_.bench_window_ns = window;
         user_pending_.resize(static_cast<size_t>(bench_->num_users()));
         for (int32_t u = 0; u < bench_->num_users(); ++u) {
           RequestSpec r = bench_->first_request(u, window);
-          const TimeNs at = r.arrival_ns + request_overhead_ns_;
+          const TimeNs at = r.arrival_ns + delay_of(r);
           user_pending_[static_cast<size_t>(u)] = std::move(r);
           queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
         }
@@ -303,7 +312,7 @@ void Loop::build() {
       user_pending_.resize(static_cast<size_t>(users_->num_users()));
       for (int32_t u = 0; u < users_->num_users(); ++u) {
         RequestSpec r = users_->first_request(u);
-        TimeNs at = r.arrival_ns + request_overhead_ns_;
+        TimeNs at = r.arrival_ns + delay_of(r);
         user_pending_[static_cast<size_t>(u)] = std::move(r);
         queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
       }
@@ -323,7 +332,7 @@ void Loop::schedule_next_open_arrival() {
   if (!source_) return;
   next_arrival_ = source_->next();
   if (next_arrival_) {
-    queue_.push(Event{.time_ns = next_arrival_->arrival_ns + request_overhead_ns_, .kind = EventKind::kArrival,
+    queue_.push(Event{.time_ns = next_arrival_->arrival_ns + delay_of(*next_arrival_), .kind = EventKind::kArrival,
                       .target = 0, .payload = next_arrival_->id});
   }
 }
@@ -384,8 +393,9 @@ void Loop::on_step_done(int32_t replica) {
           if (next) {
             TimeNs at = std::max(next->arrival_ns, queue_.now());
             next->arrival_ns = at;
+            const TimeNs delay = delay_of(*next);
             user_pending_[static_cast<size_t>(c.record.user)] = std::move(next);
-            queue_.push(Event{.time_ns = at + request_overhead_ns_, .kind = EventKind::kUserReturn,
+            queue_.push(Event{.time_ns = at + delay, .kind = EventKind::kUserReturn,
                               .target = c.record.user, .payload = 0});
           }
         }

@@ -401,7 +401,8 @@ TEST(Cli, ExplainStepNamesEveryTermAndItsSource) {
 
 TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
   // Llama-3.1-70B TP4, one decode sequence: 16 KiB per all-reduce, the engine's one-shot kernel
-  // (6.36 us + 3 x 16384 B / (0.439 x 900 GB/s) = 6.48 us) instead of NCCL.
+  // (6.36 us + 3 x 16384 B / (0.439 x 900 GB/s) = 6.48 us) instead of NCCL; the step-time factor
+  // and the overhead of the engine follow the step.
   const std::string cmd = "simulate --model llama-3.1-70b -t 4 --explain-step 1,1000 --json";
   Result r = kvplan::testing::run_cli(cmd, false);
   ASSERT_EQ(r.status, 0) << r.out;
@@ -415,6 +416,9 @@ TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
     }
   }
   EXPECT_EQ(custom, 2);
+  EXPECT_DOUBLE_EQ(e["engine_step_time_factor"].get<double>(), 1.052);  // vLLM's fitted default
+  EXPECT_EQ(e["step_with_overhead_ns"].get<int64_t>(),
+            std::llround(1.052 * e["total_ns"].get<double>()) + e["engine_step_overhead_ns"].get<int64_t>());
   // --disable-custom-all-reduce: every all-reduce through NCCL (the profile's collective class).
   Result n = kvplan::testing::run_cli(cmd + " --disable-custom-all-reduce true", false);
   ASSERT_EQ(n.status, 0) << n.out;
