@@ -1,7 +1,7 @@
 // kvplan_validate_serving: whole-model serving predictions against published measurements.
 //
 //   ./build/bench/kvplan_validate_serving [--data DIR] [--csv rows.csv] [--rows] [--profile P]
-//                                         [--write-band]
+//                                         [--write-band] [--fit-overheads]
 //
 // For every mode=agg row of aiconfigurator's silicon_sample.csv (H100 SXM; data/measurements/) that
 // kvplan can express, the run is simulated as it was made: engine, TP/EP/attention-DP, precision,
@@ -16,15 +16,16 @@
 //   2. per engine, step-time factor f and step overhead o by least squares of the relative TPOT
 //      error over the fit rows at concurrency <= 128 per engine instance: measured TPOT ~ f x
 //      predicted + o (one step per output token); o < 0 is not allowed: then o = 0 and f alone;
-//   3. rerun the low-concurrency fit rows (<= 8 per instance, SGLang's lowest is 16) with f and o;
-//      request overhead = median (measured - predicted) TTFT there (TTFT at low load is one prefill
-//      plus the fixed costs), clamped at 0;
+//   3. rerun the same fit rows with f and o; request overhead a and per-in-flight overhead b by least
+//      absolute relative TTFT error: measured TTFT ~ predicted + a + b x (concurrency - 1), a, b >= 0
+//      (sim::fit_request_terms);
 //   4. per engine, the start rule with the smaller fit-half score: median + p90 of |e|, TTFT and
 //      TPOT summed (the p90s keep a rule that fits the median but misses a third of the rows out).
 // Passes reported: both start rules without and with their fitted terms, and the shipped defaults
 // (what `kvplan simulate` does with no overhead flags); per engine, fit half and held-out half apart.
 // --write-band writes the shipped defaults' held-out p90 |error| of TTFT and TPOT (all engines
 // pooled) into data/profiles/h100-sxm.json's "band" (deterministic; rebuild to embed it).
+// --fit-overheads prints the chosen fit as the source lines of sim/src/serving_overheads.cpp.
 // Then data/serving_measurements/public_runs.csv (other GPUs and sources), with the shipped defaults.
 #include <algorithm>
 #include <chrono>
@@ -56,7 +57,6 @@ namespace {
 using kvplan::bench::ServingCase;
 namespace sim = kvplan::sim;
 
-constexpr int64_t kLowConcurrency = 8;     // per engine instance: "low concurrency" for the request overhead
 constexpr int64_t kFitMaxConcurrency = 128;  // per engine instance: rows the step terms are fitted on
 
 struct Prediction {
@@ -68,7 +68,7 @@ struct Prediction {
 
 // The per-engine terms a pass runs with (ServingOverheads); nullopt in simulate(): the shipped defaults.
 struct Terms {
-  double request_ms = 0, step_ms = 0, factor = 1.0;
+  double request_ms = 0, per_in_flight_ms = 0, step_ms = 0, factor = 1.0;
 };
 
 uint64_t fnv1a(const std::string& s) {
@@ -97,6 +97,7 @@ Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> te
     if (client == Client::kBench) sim_flags["bench-start"] = "staggered";
     if (terms) {
       sim_flags["request-overhead-ms"] = fmt::format("{}", terms->request_ms);
+      sim_flags["request-overhead-per-in-flight-ms"] = fmt::format("{}", terms->per_in_flight_ms);
       sim_flags["step-overhead-ms"] = fmt::format("{}", terms->step_ms);
       sim_flags["step-time-factor"] = fmt::format("{}", terms->factor);
     }
@@ -195,21 +196,12 @@ struct Regime {
   std::vector<Result> none, fitted;               // in `runnable` order
   std::map<std::string, Terms> fit;                // per engine
   std::map<std::string, sim::StepTermsFit> step;   // per engine: the TPOT fit
-  std::map<std::string, double> raw_request;       // per engine: the unclamped request-overhead median
-  std::map<std::string, size_t> request_rows;
-  std::map<std::string, int64_t> low_cut;          // per engine: concurrency counted as low
+  std::map<std::string, sim::RequestTermsFit> request;  // per engine: the TTFT fit
   std::map<std::string, double> score;             // per engine: fit-half score after fitting
 };
 
 // Steps 2 and 3 of the fit (see the top of the file) on the fit half of g.none.
 void fit_terms(Regime& g) {
-  for (const Result& r : g.none) {
-    if (!in_fit_half(*r.c)) continue;
-    const int64_t c = r.c->concurrency_per_replica();
-    auto it = g.low_cut.find(r.c->engine);
-    g.low_cut[r.c->engine] = it == g.low_cut.end() ? c : std::min(it->second, c);
-  }
-  for (auto& [engine, cut] : g.low_cut) cut = std::max(cut, kLowConcurrency);
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> tpot;  // predicted, measured
   for (const Result& r : g.none) {
     if (in_fit_half(*r.c) && r.pred.ok && r.c->concurrency_per_replica() <= kFitMaxConcurrency) {
@@ -223,17 +215,25 @@ void fit_terms(Regime& g) {
     g.fit[engine].factor = std::round(g.step[engine].factor * 1000) / 1000;
     g.fit[engine].step_ms = std::round(g.step[engine].overhead_ms * 1000) / 1000;
   }
-  std::map<std::string, std::vector<double>> ttft_res;
+  // predicted TTFT with the step terms, measured TTFT, other requests in flight (closed loop: C - 1)
+  struct RequestRows {
+    std::vector<double> predicted, measured, others;
+  };
+  std::map<std::string, RequestRows> ttft;
   for (const Result& r : g.none) {
-    if (!in_fit_half(*r.c) || !r.pred.ok || r.c->concurrency_per_replica() > g.low_cut.at(r.c->engine)) continue;
+    if (!in_fit_half(*r.c) || !r.pred.ok || r.c->concurrency_per_replica() > kFitMaxConcurrency) continue;
     const Terms& t = g.fit[r.c->engine];
-    Prediction p = simulate(*r.c, g.client, Terms{0, t.step_ms, t.factor});
-    if (p.ok) ttft_res[r.c->engine].push_back(r.c->measured_ttft_ms - p.ttft_ms);
+    Prediction p = simulate(*r.c, g.client, Terms{0, 0, t.step_ms, t.factor});
+    if (!p.ok) continue;
+    RequestRows& rr = ttft[r.c->engine];
+    rr.predicted.push_back(p.ttft_ms);
+    rr.measured.push_back(r.c->measured_ttft_ms);
+    rr.others.push_back(static_cast<double>(std::max<int64_t>(0, r.c->concurrency - 1)));
   }
-  for (const auto& [engine, res] : ttft_res) {
-    g.raw_request[engine] = median(res);
-    g.request_rows[engine] = res.size();
-    g.fit[engine].request_ms = std::round(std::max(0.0, median(res)) * 1000) / 1000;
+  for (const auto& [engine, rr] : ttft) {
+    g.request[engine] = sim::fit_request_terms(rr.predicted, rr.measured, rr.others);
+    g.fit[engine].request_ms = std::round(g.request[engine].request_ms * 1000) / 1000;
+    g.fit[engine].per_in_flight_ms = std::round(g.request[engine].per_in_flight_ms * 1000) / 1000;
   }
 }
 
@@ -318,6 +318,49 @@ void write_band(const std::string& path, const Band& band) {
   kvplan::write_file_atomically(path, kvplan::json_text_flat_arrays(profile.to_json()) + "\n");
 }
 
+// --fit-overheads: the chosen fit per engine as the lines of sim/src/serving_overheads.cpp (kVllm,
+// kSglang, kTrtllm) and the start rule of default_bench_start, to paste there. Every number and
+// every word of the description comes from this run.
+void print_fitted_source(const std::map<std::string, const Regime*>& chosen, const std::vector<ServingCase>& cases) {
+  const std::map<std::string, std::pair<std::string, std::string>> names = {
+      {"vllm", {"kVllm", "vLLM"}}, {"sglang", {"kSglang", "SGLang"}}, {"trtllm", {"kTrtllm", "TensorRT-LLM"}}};
+  auto ns = [](double ms) {
+    // 12'345'000 as C++ writes it: digit separators every three digits.
+    std::string digits = std::to_string(std::llround(ms * 1e6));
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += '\'';
+      out += digits[i];
+    }
+    return out;
+  };
+  fmt::print("\n--fit-overheads: paste into sim/src/serving_overheads.cpp (and default_bench_start in "
+             "sim/src/bench_client.cpp: the start rule named in each description):\n\n");
+  for (const auto& [engine, g] : chosen) {
+    auto it = names.find(engine);
+    if (it == names.end()) continue;
+    std::set<std::string> models;
+    int64_t c_lo = 0, c_hi = 0;
+    for (const ServingCase& c : cases) {
+      if (c.engine != engine || !c.why_not.empty() || !in_fit_half(c) || c.concurrency_per_replica() > kFitMaxConcurrency) {
+        continue;
+      }
+      models.insert(c.memory_flags.at("model"));
+      const int64_t cc = c.concurrency_per_replica();
+      c_lo = c_lo == 0 ? cc : std::min(c_lo, cc);
+      c_hi = std::max(c_hi, cc);
+    }
+    std::string model_list;
+    for (const std::string& m : models) model_list += (model_list.empty() ? "" : ", ") + m;
+    const Terms& t = g->fit.at(engine);
+    const std::string what = fmt::format(
+        "{}, {} bench client: {} fit rows at concurrency {}-{} per instance ({})", it->second.second, g->name,
+        g->step.at(engine).rows, c_lo, c_hi, model_list);
+    fmt::print("constexpr Fitted {}{{{}, {}, {}, {:.3f},\n    \"{}\"}};\n", it->second.first, ns(t.request_ms),
+               ns(t.per_in_flight_ms), ns(t.step_ms), t.factor, what);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -325,6 +368,7 @@ int main(int argc, char** argv) {
   std::string csv_path;
   bool print_rows = false;
   bool write_band_flag = false;
+  bool fit_overheads_flag = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) data = argv[++i];
@@ -332,14 +376,17 @@ int main(int argc, char** argv) {
     else if (a == "--rows") print_rows = true;
     else if (a == "--profile" && i + 1 < argc) g_profile = argv[++i];
     else if (a == "--write-band") write_band_flag = true;
+    else if (a == "--fit-overheads") fit_overheads_flag = true;
     else {
       std::fprintf(stderr,
-                   "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--profile P] [--write-band]\n");
+                   "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--profile P] [--write-band] "
+                   "[--fit-overheads]\n");
       return 2;
     }
   }
-  if (write_band_flag && !g_profile.empty()) {
-    std::fprintf(stderr, "kvplan_validate_serving: --write-band validates kvplan's defaults; drop --profile\n");
+  if ((write_band_flag || fit_overheads_flag) && !g_profile.empty()) {
+    std::fprintf(stderr, "kvplan_validate_serving: --write-band and --fit-overheads are for kvplan's default step "
+                         "costs; drop --profile\n");
     return 2;
   }
   const auto wall_start = std::chrono::steady_clock::now();
@@ -361,8 +408,8 @@ int main(int argc, char** argv) {
   // Which rows kvplan can run at all (the staggered pass with no terms decides).
   std::map<std::string, std::string> not_expressible;  // id -> reason
   std::vector<const ServingCase*> runnable;
-  Regime staggered{Client::kBench, "staggered", {}, {}, {}, {}, {}, {}, {}, {}};
-  Regime burst{Client::kBurst, "burst", {}, {}, {}, {}, {}, {}, {}, {}};
+  Regime staggered{Client::kBench, "staggered", {}, {}, {}, {}, {}, {}};
+  Regime burst{Client::kBurst, "burst", {}, {}, {}, {}, {}, {}};
   for (const ServingCase& c : cases) {
     if (!c.why_not.empty()) {
       not_expressible[c.id] = c.why_not;
@@ -399,36 +446,39 @@ int main(int argc, char** argv) {
     }
   }
 
-  fmt::print("\nFitted terms (fit half). Step terms: least squares of the relative TPOT error over the fit rows at "
-             "concurrency <= {} per engine instance, step overhead >= 0 (raw: before that rule). Request overhead: "
-             "median TTFT residual over the fit rows at low concurrency (<= max({}, the engine's lowest)), clamped at "
-             "0. CUDA graphs on.\n", kFitMaxConcurrency, kLowConcurrency);
-  fmt::print("| engine | start | TPOT rows | step-time factor | step overhead ms (raw) | request rows (c <=) | request "
-             "overhead ms (raw) | fit-half score | chosen | shipped default |\n");
+  fmt::print("\nFitted terms (fit half, CUDA graphs on). Step terms: least squares of the relative TPOT error over the "
+             "fit rows at concurrency <= {} per engine instance, step overhead >= 0 (raw: before that rule). Request "
+             "terms: least absolute relative TTFT error over the same rows rerun with the step terms, TTFT ~ predicted "
+             "+ request + per-in-flight x (concurrency - 1), both >= 0.\n", kFitMaxConcurrency);
+  fmt::print("| engine | start | rows | step-time factor | step overhead ms (raw) | request overhead ms | per other "
+             "request in flight ms | fit-half score | chosen | shipped default |\n");
   fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---|---|\n");
   for (const Regime* g : {&staggered, &burst}) {
     for (const auto& [engine, t] : g->fit) {
       const kvplan::Engine e = kvplan::parse_engine(engine);
       const sim::ServingOverheads d = sim::default_serving_overheads(e, true);
       const bool same = std::llround(sim::ns_to_ms(d.request.ns) * 1000) == std::llround(t.request_ms * 1000) &&
+                        std::llround(sim::ns_to_ms(d.request_per_in_flight.ns) * 1000) ==
+                            std::llround(t.per_in_flight_ms * 1000) &&
                         std::llround(sim::ns_to_ms(d.step.ns) * 1000) == std::llround(t.step_ms * 1000) &&
                         std::llround(d.step_factor.value * 1000) == std::llround(t.factor * 1000) &&
                         sim::bench_start_name(sim::default_bench_start(e)) == g->name;
       const bool is_chosen = chosen[engine] == g;
       const sim::StepTermsFit& st = g->step.at(engine);
-      fmt::print("| {} | {} | {} | {:.3f} | {:.3f} ({:.3f}) | {} (<= {}) | {:.3f} ({:.3f}) | {:.2f} | {} | {} |\n", engine,
-                 g->name, st.rows, t.factor, t.step_ms, st.unconstrained_overhead_ms,
-                 g->request_rows.count(engine) ? g->request_rows.at(engine) : 0, g->low_cut.at(engine), t.request_ms,
-                 g->raw_request.count(engine) ? g->raw_request.at(engine) : 0.0, g->score.at(engine),
-                 is_chosen ? "yes" : "no",
+      const size_t request_rows = g->request.count(engine) ? g->request.at(engine).rows : 0;
+      fmt::print("| {} | {} | {} / {} | {:.3f} | {:.3f} ({:.3f}) | {:.3f} | {:.3f} | {:.2f} | {} | {} |\n", engine,
+                 g->name, st.rows, request_rows, t.factor, t.step_ms, st.unconstrained_overhead_ms, t.request_ms,
+                 t.per_in_flight_ms, g->score.at(engine), is_chosen ? "yes" : "no",
                  !is_chosen ? "-"
                  : same     ? "matches this fit"
-                            : fmt::format("DIFFERS: shipped {} start, {:.3f} ms per request, {:.3f} ms per step, "
-                                          "factor {:.3f}",
+                            : fmt::format("DIFFERS: shipped {} start, {:.3f} ms per request + {:.3f} per other in "
+                                          "flight, {:.3f} ms per step, factor {:.3f}",
                                           sim::bench_start_name(sim::default_bench_start(e)),
-                                          sim::ns_to_ms(d.request.ns), sim::ns_to_ms(d.step.ns), d.step_factor.value));
+                                          sim::ns_to_ms(d.request.ns), sim::ns_to_ms(d.request_per_in_flight.ns),
+                                          sim::ns_to_ms(d.step.ns), d.step_factor.value));
     }
   }
+  if (fit_overheads_flag) print_fitted_source(chosen, cases);
   std::vector<Result> chosen_results;
   for (size_t i = 0; i < runnable.size(); ++i) {
     const Regime* g = chosen.count(runnable[i]->engine) ? chosen[runnable[i]->engine] : &staggered;

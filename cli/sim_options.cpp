@@ -113,6 +113,7 @@ const FlagDefaults& sim_flag_defaults() {
       {"bench-start", ""},        // bench client: staggered | burst ("": the engine's, bench_client.h)
       {"stagger-jitter", "1"},    // bench client: 0 evenly spaced starts, 1 one uniform start per slot
       {"request-overhead-ms", ""},  // per request, added to TTFT and E2E ("": the engine's default)
+      {"request-overhead-per-in-flight-ms", ""},  // per request, per other request in flight ("": the engine's)
       {"request-overhead-spread-ms", ""},  // per request: uniform ± this around the mean ("": none)
       {"step-overhead-ms", ""},     // per engine step ("": the engine's default)
       {"step-time-factor", ""},     // the engine's step time per cost-model step time ("": the engine's default)
@@ -257,6 +258,11 @@ sim::SimulationConfig build_simulation(const Scenario& s, const FlagValues& flag
   if (!get(flags, "request-overhead-ms").empty()) {
     c.overheads.request.ns = sim::overhead_ms_to_ns(to_number(flags, "request-overhead-ms", 0, 1e6), "--request-overhead-ms");
     c.overheads.request.source = "given (--request-overhead-ms)";
+  }
+  if (!get(flags, "request-overhead-per-in-flight-ms").empty()) {
+    c.overheads.request_per_in_flight.ns = sim::overhead_ms_to_ns(
+        to_number(flags, "request-overhead-per-in-flight-ms", 0, 1e6), "--request-overhead-per-in-flight-ms");
+    c.overheads.request_per_in_flight.source = "given (--request-overhead-per-in-flight-ms)";
   }
   if (!get(flags, "request-overhead-spread-ms").empty()) {
     c.overheads.request_spread.ns =

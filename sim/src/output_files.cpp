@@ -154,6 +154,8 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
   j["serving_overheads"] = {{"request_ms", ns_to_ms(c.overheads.request.ns)},
                             {"request_source", c.overheads.request.source},
                             {"request_applies_to", "TTFT and E2E (the request reaches the engine this long after it is sent)"},
+                            {"request_per_in_flight_ms", ns_to_ms(c.overheads.request_per_in_flight.ns)},
+                            {"request_per_in_flight_source", c.overheads.request_per_in_flight.source},
                             {"request_spread_ms", ns_to_ms(c.overheads.request_spread.ns)},
                             {"request_spread_source", c.overheads.request_spread.source},
                             {"step_ms", ns_to_ms(c.overheads.step.ns)},

@@ -159,8 +159,10 @@ class Loop {
   std::unique_ptr<BenchClient> bench_;
   std::vector<std::optional<RequestSpec>> user_pending_;
   TimeNs request_overhead_ns_ = 0;  // mean time from a request's send to the engine (for the stagger window)
-  // The delay of one request: request_overhead_ns_, or drawn around it (ServingOverheads::request_spread).
-  TimeNs delay_of(const RequestSpec& r) const { return request_delay_ns(cfg_.overheads, cfg_.seed, r.id); }
+  // The delay of a request being sent now (request_delay_ns: the fixed part, the part per other
+  // request in flight, the spread); counts it as in flight from here until it finishes or is rejected.
+  TimeNs send(const RequestSpec& r) { return request_delay_ns(cfg_.overheads, cfg_.seed, r.id, in_flight_++); }
+  int64_t in_flight_ = 0;  // requests sent (their delay started) and not yet finished or rejected
   int64_t expected_requests_ = 0;
   int64_t finished_ = 0;
   int64_t last_progress_pct_ = -1;
@@ -251,10 +253,12 @@ void Loop::build() {
   kick_pending_.assign(static_cast<size_t>(total), false);
 
   const ServingOverheads& o = cfg_.overheads;
-  if (o.request.ns < 0 || o.step.ns < 0 || o.request_spread.ns < 0 || o.request_spread.ns > o.request.ns) {
-    throw ConfigError(fmt::format("serving overheads: per request {} ns and per step {} ns must be >= 0, and the "
-                                  "request spread {} ns in [0, per request] (a delay is never negative)",
-                                  o.request.ns, o.step.ns, o.request_spread.ns));
+  if (o.request.ns < 0 || o.step.ns < 0 || o.request_per_in_flight.ns < 0 || o.request_spread.ns < 0 ||
+      o.request_spread.ns > o.request.ns) {
+    throw ConfigError(fmt::format("serving overheads: per request {} ns, per other request in flight {} ns and per "
+                                  "step {} ns must be >= 0, and the request spread {} ns in [0, per request] (a delay "
+                                  "is never negative)",
+                                  o.request.ns, o.request_per_in_flight.ns, o.step.ns, o.request_spread.ns));
   }
   if (!(o.step_factor.value > 0) || !std::isfinite(o.step_factor.value)) {
     throw ConfigError(fmt::format("serving overheads: step time factor {} must be > 0", o.step_factor.value));
@@ -289,13 +293,15 @@ void Loop::build() {
                               : spec.options.window_ns > 0
                                   ? spec.options.window_ns
                                   : estimate_request_cycle_ns(*timer_, spec, sched.max_num_batched_tokens,
-                                                              sched.max_num_seqs, request_overhead_ns_,
+                                                              sched.max_num_seqs,
+                                                              request_overhead_ns_ + (spec.max_concurrency - 1) *
+                                                                                         o.request_per_in_flight.ns,
                                                               cfg_.overheads.step.ns, cfg_.overheads.step_factor.value);
         result_.bench_window_ns = window;
         user_pending_.resize(static_cast<size_t>(bench_->num_users()));
         for (int32_t u = 0; u < bench_->num_users(); ++u) {
           RequestSpec r = bench_->first_request(u, window);
-          const TimeNs at = r.arrival_ns + delay_of(r);
+          const TimeNs at = r.arrival_ns + send(r);
           user_pending_[static_cast<size_t>(u)] = std::move(r);
           queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
         }
@@ -312,7 +318,7 @@ void Loop::build() {
       user_pending_.resize(static_cast<size_t>(users_->num_users()));
       for (int32_t u = 0; u < users_->num_users(); ++u) {
         RequestSpec r = users_->first_request(u);
-        TimeNs at = r.arrival_ns + delay_of(r);
+        TimeNs at = r.arrival_ns + send(r);
         user_pending_[static_cast<size_t>(u)] = std::move(r);
         queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
       }
@@ -332,7 +338,10 @@ void Loop::schedule_next_open_arrival() {
   if (!source_) return;
   next_arrival_ = source_->next();
   if (next_arrival_) {
-    queue_.push(Event{.time_ns = next_arrival_->arrival_ns + delay_of(*next_arrival_), .kind = EventKind::kArrival,
+    // One open-loop request is pending at a time, so deliveries keep the send order: with delays
+    // that differ per request (spread, load), one never overtakes an earlier one (it waits for it).
+    const TimeNs at = std::max(queue_.now(), next_arrival_->arrival_ns + send(*next_arrival_));
+    queue_.push(Event{.time_ns = at, .kind = EventKind::kArrival,
                       .target = 0, .payload = next_arrival_->id});
   }
 }
@@ -351,6 +360,7 @@ void Loop::on_arrival(RequestSpec request) {
   if (request.total_tokens() > replicas_.front().setup().scheduler.max_model_len) {
     metrics_.add_rejected();
     ++finished_;
+    --in_flight_;
     return;
   }
   const int32_t first = 0;
@@ -380,12 +390,14 @@ void Loop::on_step_done(int32_t replica) {
       case Completion::Kind::kRejected:
         metrics_.add_rejected();
         --active_;
+        --in_flight_;
         ++finished_;
         break;
       case Completion::Kind::kFinished: {
         metrics_.record(c.record);
         if (hooks_.on_request) hooks_.on_request(c.record);
         --active_;
+        --in_flight_;
         ++finished_;
         if ((users_ || bench_) && c.record.user >= 0) {
           auto next = users_ ? users_->next_request(c.record.user, queue_.now())
@@ -393,7 +405,7 @@ void Loop::on_step_done(int32_t replica) {
           if (next) {
             TimeNs at = std::max(next->arrival_ns, queue_.now());
             next->arrival_ns = at;
-            const TimeNs delay = delay_of(*next);
+            const TimeNs delay = send(*next);
             user_pending_[static_cast<size_t>(c.record.user)] = std::move(next);
             queue_.push(Event{.time_ns = at + delay, .kind = EventKind::kUserReturn,
                               .target = c.record.user, .payload = 0});

@@ -280,6 +280,27 @@ TEST(BenchGolden, RequestAndStepOverheadsAreAddedWhereTheySay) {
   EXPECT_DOUBLE_EQ(r.records[0].tpot_ns(), 1'600'000.0);
 }
 
+TEST(BenchGolden, RequestOverheadGrowsWithTheRequestsInFlight) {
+  SimulationConfig cfg = bench_config(4, 24);
+  cfg.workload = WorkloadConfig{};
+  cfg.workload.kind = WorkloadKind::kList;
+  cfg.workload.requests = {testing::request(0, 0, 20, 3), testing::request(1, 0, 20, 3)};
+  cfg.overheads.request = OverheadTerm{5'000'000, "test"};
+  cfg.overheads.request_per_in_flight = OverheadTerm{10'000'000, "test"};
+  cfg.overheads.step = OverheadTerm{500'000, "test"};
+  BenchRun r = run(cfg);
+  // Request 0 is sent with nothing in flight: at the engine at 5 ms, then 1.7 + 1.6 + 1.6 ms as in
+  // the test above. Request 1 is sent with request 0 in flight: 5 + 1 x 10 = 15 ms after t = 0;
+  // the engine is idle again by then: 15 -> 16.7 -> 18.3 -> 19.9 ms.
+  EXPECT_EQ(r.log, (std::vector<std::string>{"5000000->6700000: 0:P20", "6700000->8300000: 0:D1",
+                                             "8300000->9900000: 0:D1", "15000000->16700000: 1:P20",
+                                             "16700000->18300000: 1:D1", "18300000->19900000: 1:D1"}));
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.records[0].ttft_ns(), 6'700'000);
+  EXPECT_EQ(r.records[1].arrival_ns, 0);
+  EXPECT_EQ(r.records[1].ttft_ns(), 16'700'000);
+}
+
 TEST(BenchDeterminism, SameSeedSameSummaryJsonByteForByte) {
   SimulationConfig cfg = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
   cfg.workload.kind = WorkloadKind::kClosedLoop;

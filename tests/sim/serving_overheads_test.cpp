@@ -24,12 +24,14 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
     EXPECT_LT(o.step_factor.value, 2.0) << engine_name(e);
     EXPECT_TRUE(contains(o.step_factor.source, "published h100-sxm profile")) << o.step_factor.source;
   }
-  // The numbers kvplan_validate_serving printed for the fit (docs/benchmarks-serving.md); the tool
-  // says "matches this fit" for each engine when they are current.
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 165'295'000);
+  // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
+  // serving"); the tool says "matches this fit" for each engine when they are current.
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 114'985'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 2'003'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight.ns, 2'250'000);
   EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.852);
   EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 679'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 150'758'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 103'627'000);
 }
 
 TEST(ServingOverheads, EngineStepTimeScalesThenAdds) {
@@ -66,6 +68,44 @@ TEST(ServingOverheads, StepTermsFitRecoversFactorAndOverhead) {
   EXPECT_EQ(h.rows, 0u);
   EXPECT_EQ(h.factor, 1.0);
   EXPECT_EQ(h.overhead_ms, 0.0);
+}
+
+TEST(ServingOverheads, RequestDelayAddsItsShareForEveryOtherRequestInFlight) {
+  ServingOverheads o;
+  o.request.ns = 10'000'000;
+  o.request_per_in_flight.ns = 500'000;
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 0), 10'000'000);
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 7), 10'000'000 + 7 * 500'000);  // 13.5 ms
+  EXPECT_EQ(request_delay_ns(o, 7, 1, -3), 10'000'000);                // a count below 0 counts as 0
+}
+
+TEST(ServingOverheadsFit, RequestTermsRecoverAnExactLine) {
+  // measured = predicted + 30 ms + 2 ms x others: zero error at a = 30, b = 2.
+  const std::vector<double> predicted = {50, 80, 120, 200, 90};
+  const std::vector<double> others = {0, 7, 15, 63, 127};
+  std::vector<double> measured;
+  for (size_t i = 0; i < predicted.size(); ++i) measured.push_back(predicted[i] + 30 + 2 * others[i]);
+  const RequestTermsFit f = fit_request_terms(predicted, measured, others);
+  EXPECT_EQ(f.rows, 5u);
+  EXPECT_NEAR(f.per_in_flight_ms, 2.0, 1e-9);
+  EXPECT_NEAR(f.request_ms, 30.0, 1e-6);
+}
+
+TEST(ServingOverheadsFit, RequestTermsAreLeastAbsoluteAndNeverNegative) {
+  // Five rows with nothing else in flight: b changes nothing, so b = 0 (the boundary is as good) and a is the
+  // weighted median (weights 1 / measured) of the residuals 10, 10, 10, 500, 900: 10; one row of
+  // seconds of unmodelled queueing does not move it, as a least-squares fit would.
+  const RequestTermsFit f = fit_request_terms({100, 100, 100, 100, 100}, {110, 110, 110, 600, 1000}, {0, 0, 0, 0, 0});
+  EXPECT_EQ(f.per_in_flight_ms, 0.0);
+  EXPECT_DOUBLE_EQ(f.request_ms, 10.0);
+  // The model is slower than every run: a would be negative, so 0.
+  const RequestTermsFit g = fit_request_terms({100, 200}, {90, 180}, {0, 0});
+  EXPECT_EQ(g.request_ms, 0.0);
+  EXPECT_EQ(g.per_in_flight_ms, 0.0);
+  // Fewer than two usable rows: nothing fitted.
+  const RequestTermsFit h = fit_request_terms({100, 100}, {110, -1}, {0, 0});
+  EXPECT_EQ(h.rows, 0u);
+  EXPECT_EQ(h.request_ms, 0.0);
 }
 
 TEST(ServingOverheads, RequestDelaySpreadIsSeededAndBounded) {

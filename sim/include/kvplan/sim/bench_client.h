@@ -54,7 +54,7 @@ namespace kvplan::sim {
 // request at t = 0, as the real client literally starts; with fixed lengths the simulated engine
 // then keeps the users in whatever synchrony its batching creates (an engine that prefills every
 // waiting prompt in one step, as SGLang does, keeps them in lock step: see
-// docs/benchmarks-serving.md for which measurements look like which).
+// docs/benchmarks.md, "Whole-model serving" for which measurements look like which).
 enum class BenchStart { kStaggered, kBurst };
 std::string_view bench_start_name(BenchStart start);
 BenchStart parse_bench_start(std::string_view text);  // staggered | burst
