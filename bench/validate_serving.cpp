@@ -19,7 +19,10 @@
 //   3. rerun the same fit rows with f and o; request overhead a and per-in-flight overhead b by least
 //      absolute relative TTFT error: measured TTFT ~ predicted + a + b x (concurrency - 1), a, b >= 0
 //      (sim::fit_request_terms);
-//   4. per engine, the start rule with the smaller fit-half score: median + p90 of |e|, TTFT and
+//   4. rerun them with a and b (factor 1, no step overhead) and refit f and o as in 2: requests that
+//      reach the engine later change its batches;
+//   5. refit a and b as in 3 with the new f and o;
+//   6. per engine, the start rule with the smaller fit-half score: median + p90 of |e|, TTFT and
 //      TPOT summed (the p90s keep a rule that fits the median but misses a third of the rows out).
 // Passes reported: both start rules without and with their fitted terms, and the shipped defaults
 // (what `kvplan simulate` does with no overhead flags); per engine, fit half and held-out half apart.
@@ -200,14 +203,18 @@ struct Regime {
   std::map<std::string, double> score;             // per engine: fit-half score after fitting
 };
 
-// Steps 2 and 3 of the fit (see the top of the file) on the fit half of g.none.
-void fit_terms(Regime& g) {
+// The fit rows: fit half, concurrency <= kFitMaxConcurrency per engine instance, simulated.
+bool fit_row(const Result& r) {
+  return in_fit_half(*r.c) && r.pred.ok && r.c->concurrency_per_replica() <= kFitMaxConcurrency;
+}
+
+// Step terms from TPOTs simulated with factor 1 and no step overhead (steps 2 and 4).
+void fit_step(Regime& g, const std::vector<Result>& runs) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> tpot;  // predicted, measured
-  for (const Result& r : g.none) {
-    if (in_fit_half(*r.c) && r.pred.ok && r.c->concurrency_per_replica() <= kFitMaxConcurrency) {
-      tpot[r.c->engine].first.push_back(r.pred.tpot_ms);
-      tpot[r.c->engine].second.push_back(r.c->measured_tpot_ms);
-    }
+  for (const Result& r : runs) {
+    if (!fit_row(r)) continue;
+    tpot[r.c->engine].first.push_back(r.pred.tpot_ms);
+    tpot[r.c->engine].second.push_back(r.c->measured_tpot_ms);
   }
   for (const auto& [engine, pm] : tpot) {
     g.step[engine] = sim::fit_step_terms(pm.first, pm.second);
@@ -215,13 +222,16 @@ void fit_terms(Regime& g) {
     g.fit[engine].factor = std::round(g.step[engine].factor * 1000) / 1000;
     g.fit[engine].step_ms = std::round(g.step[engine].overhead_ms * 1000) / 1000;
   }
-  // predicted TTFT with the step terms, measured TTFT, other requests in flight (closed loop: C - 1)
+}
+
+// Request terms from TTFTs simulated with the current step terms and no request terms (steps 3 and 5).
+void fit_request(Regime& g, const std::vector<Result>& runs) {
   struct RequestRows {
-    std::vector<double> predicted, measured, others;
+    std::vector<double> predicted, measured, others;  // others: in flight besides it (closed loop: C - 1)
   };
   std::map<std::string, RequestRows> ttft;
-  for (const Result& r : g.none) {
-    if (!in_fit_half(*r.c) || !r.pred.ok || r.c->concurrency_per_replica() > kFitMaxConcurrency) continue;
+  for (const Result& r : runs) {
+    if (!fit_row(r)) continue;
     const Terms& t = g.fit[r.c->engine];
     Prediction p = simulate(*r.c, g.client, Terms{0, 0, t.step_ms, t.factor});
     if (!p.ok) continue;
@@ -235,6 +245,22 @@ void fit_terms(Regime& g) {
     g.fit[engine].request_ms = std::round(g.request[engine].request_ms * 1000) / 1000;
     g.fit[engine].per_in_flight_ms = std::round(g.request[engine].per_in_flight_ms * 1000) / 1000;
   }
+}
+
+// Steps 2-5 of the fit (see the top of the file) on the fit half of g.none.
+void fit_terms(Regime& g) {
+  fit_step(g, g.none);
+  fit_request(g, g.none);
+  // Requests that reach the engine later change its batches, so the step terms are refitted with
+  // the request terms in place, and the request terms once more with those.
+  std::vector<Result> with_request;
+  for (const Result& r : g.none) {
+    if (!fit_row(r)) continue;
+    const Terms& t = g.fit[r.c->engine];
+    with_request.push_back({r.c, simulate(*r.c, g.client, Terms{t.request_ms, t.per_in_flight_ms, 0, 1.0})});
+  }
+  fit_step(g, with_request);
+  fit_request(g, g.none);
 }
 
 // Median + p90 of |e|, TTFT and TPOT summed, per engine over the fit half.

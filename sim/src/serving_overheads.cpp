@@ -53,6 +53,7 @@ namespace {
 //     overhead may not be negative);
 //   - request overhead and per-in-flight overhead: least absolute relative TTFT error over the same
 //     rows rerun with those step terms (TTFT ~ predicted + request + per-in-flight x (C - 1));
+//   - the step terms refitted with the request terms in place, then the request terms once more;
 //   - the start rule (bench_client.h) with the smaller fit-half median + p90 |error| of TTFT and TPOT.
 // `kvplan_validate_serving --fit-overheads` prints the lines below; paste them after a change.
 // In-sample for that half; docs/benchmarks.md ("Whole-model serving") has the held-out errors. They absorb the
@@ -69,9 +70,9 @@ struct Fitted {
 // kvplan_validate_serving --fit-overheads printed these lines (2026-12-01).
 constexpr Fitted kSglang{103'627'000, 894'000, 320'000, 1.082,
     "SGLang, burst bench client: 34 fit rows at concurrency 16-128 per instance (qwen3-32b)"};
-constexpr Fitted kTrtllm{114'985'000, 2'003'000, 1'193'000, 0.852,
+constexpr Fitted kTrtllm{112'977'000, 2'017'000, 1'244'000, 0.880,
     "TensorRT-LLM, staggered bench client: 228 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-8b, qwen3-235b-a22b-fp8, qwen3-32b)"};
-constexpr Fitted kVllm{11'048'000, 2'250'000, 679'000, 1.052,
+constexpr Fitted kVllm{10'985'000, 2'237'000, 640'000, 1.063,
     "vLLM, staggered bench client: 107 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-70b, qwen3-32b)"};
 
 OverheadTerm term(TimeNs ns, const Fitted& f) {

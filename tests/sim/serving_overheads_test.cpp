@@ -26,11 +26,11 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   }
   // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
   // serving"); the tool says "matches this fit" for each engine when they are current.
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 114'985'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 2'003'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight.ns, 2'250'000);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.852);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 679'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 112'977'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 2'017'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight.ns, 2'237'000);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.880);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 640'000);
   EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 103'627'000);
 }
 
