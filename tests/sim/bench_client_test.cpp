@@ -301,6 +301,27 @@ TEST(BenchGolden, RequestOverheadGrowsWithTheRequestsInFlight) {
   EXPECT_EQ(r.records[1].ttft_ns(), 16'700'000);
 }
 
+TEST(BenchGolden, OpenLoopDeliveriesKeepTheSendOrderWhenDelaysDiffer) {
+  // Twenty requests sent at t = 0 with delays drawn from [0, 20] ms: a later one drawn shorter than
+  // the one before waits for it (one open-loop request is pending at a time) instead of being
+  // scheduled before the simulator's clock.
+  SimulationConfig cfg = bench_config(4, 24);
+  cfg.workload = WorkloadConfig{};
+  cfg.workload.kind = WorkloadKind::kList;
+  for (int64_t id = 0; id < 20; ++id) cfg.workload.requests.push_back(testing::request(id, 0, 20, 3));
+  cfg.overheads.request = OverheadTerm{10'000'000, "test"};
+  cfg.overheads.request_spread = OverheadTerm{10'000'000, "test"};
+  cfg.seed = 3;
+  int drawn_shorter = 0;
+  for (int64_t id = 1; id < 20; ++id) {
+    drawn_shorter += request_delay_ns(cfg.overheads, cfg.seed, id) < request_delay_ns(cfg.overheads, cfg.seed, id - 1);
+  }
+  ASSERT_GT(drawn_shorter, 0);  // the case this test is about happens
+  BenchRun r = run(cfg);
+  ASSERT_EQ(r.records.size(), 20u);
+  for (const RequestRecord& rec : r.records) EXPECT_EQ(rec.arrival_ns, 0);
+}
+
 TEST(BenchDeterminism, SameSeedSameSummaryJsonByteForByte) {
   SimulationConfig cfg = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
   cfg.workload.kind = WorkloadKind::kClosedLoop;
