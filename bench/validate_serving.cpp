@@ -1,25 +1,34 @@
 // kvplan_validate_serving: whole-model serving predictions against published measurements.
 //
-//   ./build/bench/kvplan_validate_serving [--data DIR] [--csv rows.csv] [--rows] [--published-profiles]
+//   ./build/bench/kvplan_validate_serving [--data DIR] [--csv rows.csv] [--rows] [--profile P]
+//                                         [--write-band] [--fit-overheads]
 //
 // For every mode=agg row of aiconfigurator's silicon_sample.csv (H100 SXM; data/measurements/) that
 // kvplan can express, the run is simulated as it was made: engine, TP/EP/attention-DP, precision,
 // fixed isl/osl, the bench client at the row's concurrency with enough prompts for a steady state,
-// and kvplan's datasheet step costs (--published-profiles: data/profiles/<gpu>.json where one exists,
-// the profiles fitted from published operator tables). Mean TTFT and TPOT are compared with the
-// measured ones.
+// and kvplan's default step costs (the GPU's published profile, data/profiles/<gpu>.json, with the
+// engine's custom all-reduce; --profile auto|published|datasheet|FILE to compare another source).
+// Mean TTFT and TPOT are compared with the measured ones.
 //
-// The serving overheads (serving_overheads.h) are fitted here on half of the rows (chosen by a hash
-// of the row id) and reported on the other half:
-//   1. run the fit half with no overheads;
-//   2. per engine, step overhead = median (measured − predicted) TPOT over the fit rows at low
-//      concurrency (<= 8 per engine instance): there a TPOT is one decode step, rarely slowed by a
-//      prefill, so the residual is the time per step the model lacks;
-//   3. rerun the fit half with that step overhead; request overhead = median (measured − predicted)
-//      TTFT over the same low-concurrency rows (TTFT there is one prefill plus the fixed costs);
-//   negative medians are reported and clamped to 0 (an overhead cannot be negative).
-// Passes reported: lockstep (the old closed loop: all users at t = 0, no overheads), bench without
-// overheads, bench with the fitted overheads; per engine, fit half and held-out half apart.
+// The per-engine serving terms (serving_overheads.h) are fitted here on half of the rows (chosen by
+// a hash of the row id) and reported on the other half, for each start rule of the bench client:
+//   1. run the fit half with none (factor 1, no overheads);
+//   2. per engine, step-time factor f and step overhead o by least squares of the relative TPOT
+//      error over the fit rows at concurrency <= 128 per engine instance: measured TPOT ~ f x
+//      predicted + o (one step per output token); o < 0 is not allowed: then o = 0 and f alone;
+//   3. rerun the same fit rows with f and o; request overhead a and per-in-flight overhead b by least
+//      absolute relative TTFT error: measured TTFT ~ predicted + a + b x (concurrency - 1), a, b >= 0
+//      (sim::fit_request_terms);
+//   4. rerun them with a and b (factor 1, no step overhead) and refit f and o as in 2: requests that
+//      reach the engine later change its batches;
+//   5. refit a and b as in 3 with the new f and o;
+//   6. per engine, the start rule with the smaller fit-half score: median + p90 of |e|, TTFT and
+//      TPOT summed (the p90s keep a rule that fits the median but misses a third of the rows out).
+// Passes reported: both start rules without and with their fitted terms, and the shipped defaults
+// (what `kvplan simulate` does with no overhead flags); per engine, fit half and held-out half apart.
+// --write-band writes the shipped defaults' held-out p90 |error| of TTFT and TPOT (all engines
+// pooled) into data/profiles/h100-sxm.json's "band" (deterministic; rebuild to embed it).
+// --fit-overheads prints the chosen fit as the source lines of sim/src/serving_overheads.cpp.
 // Then data/serving_measurements/public_runs.csv (other GPUs and sources), with the shipped defaults.
 #include <algorithm>
 #include <chrono>
@@ -30,12 +39,16 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/json_input.h"
+#include "kvplan/core/perf_profile.h"
 #include "kvplan/sim/serving_overheads.h"
 #include "kvplan/sim/simulation.h"
 #include "memory_options.h"
@@ -47,7 +60,7 @@ namespace {
 using kvplan::bench::ServingCase;
 namespace sim = kvplan::sim;
 
-constexpr int64_t kLowConcurrency = 8;  // per engine instance: "low concurrency" for the fit
+constexpr int64_t kFitMaxConcurrency = 128;  // per engine instance: rows the step terms are fitted on
 
 struct Prediction {
   bool ok = false;
@@ -56,8 +69,9 @@ struct Prediction {
   int64_t measured = 0;  // requests the statistics cover
 };
 
-struct Overheads {
-  double request_ms = 0, step_ms = 0;
+// The per-engine terms a pass runs with (ServingOverheads); nullopt in simulate(): the shipped defaults.
+struct Terms {
+  double request_ms = 0, per_in_flight_ms = 0, step_ms = 0, factor = 1.0;
 };
 
 uint64_t fnv1a(const std::string& s) {
@@ -74,22 +88,21 @@ bool in_fit_half(const ServingCase& c) { return (fnv1a(c.id) & 1u) == 0; }
 
 enum class Client { kBench, kBurst, kAsGiven };
 
-// --published-profiles: the directory of data/profiles/<gpu>.json ("" = datasheet step costs).
-std::string g_profiles_dir;
+// --profile: passed to every simulation ("" = kvplan's default step-time source).
+std::string g_profile;
 
-Prediction simulate(const ServingCase& c, Client client, std::optional<Overheads> overheads) {
+Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> terms) {
   Prediction p;
   try {
     kvplan::cli::FlagValues sim_flags = c.sim_flags;
-    if (!g_profiles_dir.empty()) {
-      const std::string path = g_profiles_dir + "/" + c.gpu + ".json";
-      if (std::ifstream(path).good()) sim_flags["profile"] = path;
-    }
+    if (!g_profile.empty()) sim_flags["profile"] = g_profile;
     if (client == Client::kBurst) sim_flags["bench-start"] = "burst";
     if (client == Client::kBench) sim_flags["bench-start"] = "staggered";
-    if (overheads) {
-      sim_flags["request-overhead-ms"] = fmt::format("{}", overheads->request_ms);
-      sim_flags["step-overhead-ms"] = fmt::format("{}", overheads->step_ms);
+    if (terms) {
+      sim_flags["request-overhead-ms"] = fmt::format("{}", terms->request_ms);
+      sim_flags["request-overhead-per-in-flight-ms"] = fmt::format("{}", terms->per_in_flight_ms);
+      sim_flags["step-overhead-ms"] = fmt::format("{}", terms->step_ms);
+      sim_flags["step-time-factor"] = fmt::format("{}", terms->factor);
     }
     const sim::SimulationConfig cfg =
         kvplan::cli::build_simulation(kvplan::cli::build_scenario(c.memory_flags), sim_flags);
@@ -179,46 +192,91 @@ void print_table(const std::string& title, const std::vector<Result>& results, K
   if (groups.size() > 1) line("all", all_t, all_p);
 }
 
-// One start rule, its runs without and with its own fitted overheads.
+// One start rule: its runs without and with its own fitted terms.
 struct Regime {
   Client client;
   std::string name;
-  std::vector<Result> none, fitted;                       // in `runnable` order
-  std::map<std::string, Overheads> fit;                   // per engine
-  std::map<std::string, std::pair<double, double>> raw;  // per engine: unclamped (request, step) medians
-  std::map<std::string, size_t> fit_rows;
-  std::map<std::string, int64_t> low_cut;                 // per engine: concurrency counted as low
+  std::vector<Result> none, fitted;               // in `runnable` order
+  std::map<std::string, Terms> fit;                // per engine
+  std::map<std::string, sim::StepTermsFit> step;   // per engine: the TPOT fit
+  std::map<std::string, sim::RequestTermsFit> request;  // per engine: the TTFT fit
+  std::map<std::string, double> score;             // per engine: fit-half score after fitting
 };
 
-// Steps 2 and 3 of the fit (see the top of the file) on the fit half of g.none.
-void fit_overheads(Regime& g) {
+// The fit rows: fit half, concurrency <= kFitMaxConcurrency per engine instance, simulated.
+bool fit_row(const Result& r) {
+  return in_fit_half(*r.c) && r.pred.ok && r.c->concurrency_per_replica() <= kFitMaxConcurrency;
+}
+
+// Step terms from TPOTs simulated with factor 1 and no step overhead (steps 2 and 4).
+void fit_step(Regime& g, const std::vector<Result>& runs) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> tpot;  // predicted, measured
+  for (const Result& r : runs) {
+    if (!fit_row(r)) continue;
+    tpot[r.c->engine].first.push_back(r.pred.tpot_ms);
+    tpot[r.c->engine].second.push_back(r.c->measured_tpot_ms);
+  }
+  for (const auto& [engine, pm] : tpot) {
+    g.step[engine] = sim::fit_step_terms(pm.first, pm.second);
+    // Rounded as shipped (serving_overheads.cpp): the factor to 0.001, the overhead to 1 us.
+    g.fit[engine].factor = std::round(g.step[engine].factor * 1000) / 1000;
+    g.fit[engine].step_ms = std::round(g.step[engine].overhead_ms * 1000) / 1000;
+  }
+}
+
+// Request terms from TTFTs simulated with the current step terms and no request terms (steps 3 and 5).
+void fit_request(Regime& g, const std::vector<Result>& runs) {
+  struct RequestRows {
+    std::vector<double> predicted, measured, others;  // others: in flight besides it (closed loop: C - 1)
+  };
+  std::map<std::string, RequestRows> ttft;
+  for (const Result& r : runs) {
+    if (!fit_row(r)) continue;
+    const Terms& t = g.fit[r.c->engine];
+    Prediction p = simulate(*r.c, g.client, Terms{0, 0, t.step_ms, t.factor});
+    if (!p.ok) continue;
+    RequestRows& rr = ttft[r.c->engine];
+    rr.predicted.push_back(p.ttft_ms);
+    rr.measured.push_back(r.c->measured_ttft_ms);
+    rr.others.push_back(static_cast<double>(std::max<int64_t>(0, r.c->concurrency - 1)));
+  }
+  for (const auto& [engine, rr] : ttft) {
+    g.request[engine] = sim::fit_request_terms(rr.predicted, rr.measured, rr.others);
+    g.fit[engine].request_ms = std::round(g.request[engine].request_ms * 1000) / 1000;
+    g.fit[engine].per_in_flight_ms = std::round(g.request[engine].per_in_flight_ms * 1000) / 1000;
+  }
+}
+
+// Steps 2-5 of the fit (see the top of the file) on the fit half of g.none.
+void fit_terms(Regime& g) {
+  fit_step(g, g.none);
+  fit_request(g, g.none);
+  // Requests that reach the engine later change its batches, so the step terms are refitted with
+  // the request terms in place, and the request terms once more with those.
+  std::vector<Result> with_request;
   for (const Result& r : g.none) {
-    if (!in_fit_half(*r.c)) continue;
-    const int64_t c = r.c->concurrency_per_replica();
-    auto it = g.low_cut.find(r.c->engine);
-    g.low_cut[r.c->engine] = it == g.low_cut.end() ? c : std::min(it->second, c);
+    if (!fit_row(r)) continue;
+    const Terms& t = g.fit[r.c->engine];
+    with_request.push_back({r.c, simulate(*r.c, g.client, Terms{t.request_ms, t.per_in_flight_ms, 0, 1.0})});
   }
-  for (auto& [engine, cut] : g.low_cut) cut = std::max(cut, kLowConcurrency);
-  std::map<std::string, std::vector<double>> tpot_res, ttft_res;
-  for (const Result& r : g.none) {
-    if (in_fit_half(*r.c) && r.pred.ok && r.c->concurrency_per_replica() <= g.low_cut.at(r.c->engine)) {
-      tpot_res[r.c->engine].push_back(r.c->measured_tpot_ms - r.pred.tpot_ms);
-    }
+  fit_step(g, with_request);
+  fit_request(g, g.none);
+}
+
+// Median + p90 of |e|, TTFT and TPOT summed, per engine over the fit half.
+std::map<std::string, double> fit_half_scores(const std::vector<Result>& results) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> errs;
+  for (const Result& r : results) {
+    if (!r.pred.ok || !in_fit_half(*r.c)) continue;
+    errs[r.c->engine].first.push_back(rel(r.pred.ttft_ms, r.c->measured_ttft_ms));
+    errs[r.c->engine].second.push_back(rel(r.pred.tpot_ms, r.c->measured_tpot_ms));
   }
-  for (const auto& [engine, res] : tpot_res) {
-    g.raw[engine].second = median(res);
-    g.fit[engine].step_ms = std::max(0.0, median(res));
-    g.fit_rows[engine] = res.size();
+  std::map<std::string, double> out;
+  for (const auto& [engine, e] : errs) {
+    const Stats t = stats(e.first), p = stats(e.second);
+    out[engine] = t.med_abs + t.p90_abs + p.med_abs + p.p90_abs;
   }
-  for (const Result& r : g.none) {
-    if (!in_fit_half(*r.c) || !r.pred.ok || r.c->concurrency_per_replica() > g.low_cut.at(r.c->engine)) continue;
-    Prediction p = simulate(*r.c, g.client, Overheads{0, g.fit[r.c->engine].step_ms});
-    if (p.ok) ttft_res[r.c->engine].push_back(r.c->measured_ttft_ms - p.ttft_ms);
-  }
-  for (const auto& [engine, res] : ttft_res) {
-    g.raw[engine].first = median(res);
-    g.fit[engine].request_ms = std::max(0.0, median(res));
-  }
+  return out;
 }
 
 std::string concurrency_bucket(const ServingCase& c) {
@@ -229,24 +287,134 @@ std::string concurrency_bucket(const ServingCase& c) {
   return "c>128";
 }
 
+// The held-out p90 |error| of TTFT and TPOT of `results` (all engines pooled, and per engine).
+struct Band {
+  double ttft_p90 = 0, tpot_p90 = 0;
+  size_t rows = 0;
+  std::map<std::string, std::pair<double, double>> per_engine;  // TTFT p90, TPOT p90
+  std::map<std::string, size_t> per_engine_rows;
+};
+
+Band held_out_band(const std::vector<Result>& results) {
+  Band b;
+  std::vector<double> t, p;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> per;
+  for (const Result& r : results) {
+    if (!r.pred.ok || in_fit_half(*r.c)) continue;
+    const double et = rel(r.pred.ttft_ms, r.c->measured_ttft_ms), ep = rel(r.pred.tpot_ms, r.c->measured_tpot_ms);
+    t.push_back(et);
+    p.push_back(ep);
+    per[r.c->engine].first.push_back(et);
+    per[r.c->engine].second.push_back(ep);
+  }
+  b.rows = t.size();
+  b.ttft_p90 = stats(t).p90_abs;
+  b.tpot_p90 = stats(p).p90_abs;
+  for (const auto& [engine, e] : per) {
+    b.per_engine[engine] = {stats(e.first).p90_abs, stats(e.second).p90_abs};
+    b.per_engine_rows[engine] = e.first.size();
+  }
+  return b;
+}
+
+// Writes `band` into the profile file (PerfProfile::set_band), in the layout `kvplan calibrate fit`
+// writes, atomically. Rounded to 0.001 so the file does not change with the last bits of a median.
+void write_band(const std::string& path, const Band& band) {
+  std::ifstream in(path);
+  if (!in) throw kvplan::ConfigError(fmt::format("--write-band: cannot read '{}'", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  kvplan::PerfProfile profile =
+      kvplan::PerfProfile::from_json(kvplan::parse_json_input(text.str(), path), path);
+  kvplan::ProfileBand b;
+  b.ttft_p90_rel_error = std::round(band.ttft_p90 * 1000) / 1000;
+  b.tpot_p90_rel_error = std::round(band.tpot_p90 * 1000) / 1000;
+  std::string per;
+  for (const auto& [engine, e] : band.per_engine) {
+    per += fmt::format("{}{} {} runs: TTFT {:.0f}%, TPOT {:.0f}%", per.empty() ? "" : "; ", engine,
+                       band.per_engine_rows.at(engine), e.first * 100, e.second * 100);
+  }
+  b.how = fmt::format(
+      "p90 |error| of mean TTFT and TPOT, kvplan's defaults against {} held-out whole-model runs of NVIDIA "
+      "aiconfigurator's H100 SXM e2e set (data/measurements/aiconfigurator_silicon_e2e_h100.csv, mode=agg; vLLM, "
+      "SGLang, TensorRT-LLM; the other half fitted the per-engine serving terms); per engine: {} "
+      "(bench/validate_serving.cpp, --write-band)",
+      band.rows, per);
+  profile.set_band(b);
+  kvplan::write_file_atomically(path, kvplan::json_text_flat_arrays(profile.to_json()) + "\n");
+}
+
+// --fit-overheads: the chosen fit per engine as the lines of sim/src/serving_overheads.cpp (kVllm,
+// kSglang, kTrtllm) and the start rule of default_bench_start, to paste there. Every number and
+// every word of the description comes from this run.
+void print_fitted_source(const std::map<std::string, const Regime*>& chosen, const std::vector<ServingCase>& cases) {
+  const std::map<std::string, std::pair<std::string, std::string>> names = {
+      {"vllm", {"kVllm", "vLLM"}}, {"sglang", {"kSglang", "SGLang"}}, {"trtllm", {"kTrtllm", "TensorRT-LLM"}}};
+  auto ns = [](double ms) {
+    // 12'345'000 as C++ writes it: digit separators every three digits.
+    std::string digits = std::to_string(std::llround(ms * 1e6));
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += '\'';
+      out += digits[i];
+    }
+    return out;
+  };
+  fmt::print("\n--fit-overheads: paste into sim/src/serving_overheads.cpp (and default_bench_start in "
+             "sim/src/bench_client.cpp: the start rule named in each description):\n\n");
+  for (const auto& [engine, g] : chosen) {
+    auto it = names.find(engine);
+    if (it == names.end()) continue;
+    std::set<std::string> models;
+    int64_t c_lo = 0, c_hi = 0;
+    for (const ServingCase& c : cases) {
+      if (c.engine != engine || !c.why_not.empty() || !in_fit_half(c) || c.concurrency_per_replica() > kFitMaxConcurrency) {
+        continue;
+      }
+      models.insert(c.memory_flags.at("model"));
+      const int64_t cc = c.concurrency_per_replica();
+      c_lo = c_lo == 0 ? cc : std::min(c_lo, cc);
+      c_hi = std::max(c_hi, cc);
+    }
+    std::string model_list;
+    for (const std::string& m : models) model_list += (model_list.empty() ? "" : ", ") + m;
+    const Terms& t = g->fit.at(engine);
+    const std::string what = fmt::format(
+        "{}, {} bench client: {} fit rows at concurrency {}-{} per instance ({})", it->second.second, g->name,
+        g->step.at(engine).rows, c_lo, c_hi, model_list);
+    fmt::print("constexpr Fitted {}{{{}, {}, {}, {:.3f},\n    \"{}\"}};\n", it->second.first, ns(t.request_ms),
+               ns(t.per_in_flight_ms), ns(t.step_ms), t.factor, what);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string data = KVPLAN_SOURCE_DIR "/data";
   std::string csv_path;
   bool print_rows = false;
+  bool write_band_flag = false;
+  bool fit_overheads_flag = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) data = argv[++i];
     else if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
     else if (a == "--rows") print_rows = true;
-    else if (a == "--published-profiles") g_profiles_dir = "profiles";
+    else if (a == "--profile" && i + 1 < argc) g_profile = argv[++i];
+    else if (a == "--write-band") write_band_flag = true;
+    else if (a == "--fit-overheads") fit_overheads_flag = true;
     else {
-      std::fprintf(stderr, "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--published-profiles]\n");
+      std::fprintf(stderr,
+                   "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--profile P] [--write-band] "
+                   "[--fit-overheads]\n");
       return 2;
     }
   }
-  if (!g_profiles_dir.empty()) g_profiles_dir = data + "/" + g_profiles_dir;
+  if ((write_band_flag || fit_overheads_flag) && !g_profile.empty()) {
+    std::fprintf(stderr, "kvplan_validate_serving: --write-band and --fit-overheads are for kvplan's default step "
+                         "costs; drop --profile\n");
+    return 2;
+  }
   const auto wall_start = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
 
@@ -260,11 +428,10 @@ int main(int argc, char** argv) {
   fmt::print("kvplan_validate_serving: {} mode=agg rows of aiconfigurator_silicon_e2e_h100.csv (H100 SXM)\n",
              cases.size());
   fmt::print("step costs: {}; client: bench (steady state); split: FNV-1a(id) even = fit half\n",
-             g_profiles_dir.empty() ? std::string("datasheet profile (PerfProfile::datasheet_default)")
-                                    : fmt::format("published profiles {}/<gpu>.json where present, else datasheet",
-                                                  g_profiles_dir));
+             g_profile.empty() ? std::string("kvplan's default (the GPU's published profile, engine custom all-reduce)")
+                               : fmt::format("--profile {}", g_profile));
 
-  // Which rows kvplan can run at all (the staggered pass, no overheads, decides).
+  // Which rows kvplan can run at all (the staggered pass with no terms decides).
   std::map<std::string, std::string> not_expressible;  // id -> reason
   std::vector<const ServingCase*> runnable;
   Regime staggered{Client::kBench, "staggered", {}, {}, {}, {}, {}, {}};
@@ -274,7 +441,7 @@ int main(int argc, char** argv) {
       not_expressible[c.id] = c.why_not;
       continue;
     }
-    Prediction p = simulate(c, Client::kBench, Overheads{});
+    Prediction p = simulate(c, Client::kBench, Terms{});
     if (!p.ok) {
       not_expressible[c.id] = "kvplan refuses the run: " + p.error;
       continue;
@@ -282,64 +449,66 @@ int main(int argc, char** argv) {
     runnable.push_back(&c);
     staggered.none.push_back({&c, p});
   }
-  fmt::print("pass staggered start, no overheads: {} rows simulated, {} not expressible, {:.1f} s wall\n",
+  fmt::print("pass staggered start, no terms: {} rows simulated, {} not expressible, {:.1f} s wall\n",
              runnable.size(), not_expressible.size(), wall());
-  for (const ServingCase* c : runnable) burst.none.push_back({c, simulate(*c, Client::kBurst, Overheads{})});
-  fmt::print("pass burst start, no overheads: {:.1f} s wall\n", wall());
+  for (const ServingCase* c : runnable) burst.none.push_back({c, simulate(*c, Client::kBurst, Terms{})});
+  fmt::print("pass burst start, no terms: {:.1f} s wall\n", wall());
 
   for (Regime* g : {&staggered, &burst}) {
-    fit_overheads(*g);
+    fit_terms(*g);
     for (const ServingCase* c : runnable) g->fitted.push_back({c, simulate(*c, g->client, g->fit[c->engine])});
-    fmt::print("pass {} start + its fitted overheads: {:.1f} s wall\n", g->name, wall());
+    g->score = fit_half_scores(g->fitted);
+    fmt::print("pass {} start + its fitted terms: {:.1f} s wall\n", g->name, wall());
   }
+  std::vector<Result> shipped;
+  for (const ServingCase* c : runnable) shipped.push_back({c, simulate(*c, Client::kAsGiven, std::nullopt)});
+  fmt::print("pass shipped defaults: {:.1f} s wall\n", wall());
 
-  // Per engine, the start rule whose fitted errors on the FIT half are smaller (median |e| of TTFT
-  // plus that of TPOT): the measurements decide whether an engine's runs look staggered or lock-stepped.
+  // Per engine, the start rule with the smaller fit-half score.
   std::map<std::string, const Regime*> chosen;
-  std::map<std::string, std::pair<double, double>> scores;
   for (const Regime* g : {&staggered, &burst}) {
-    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> errs;
-    for (const Result& r : g->fitted) {
-      if (!r.pred.ok || !in_fit_half(*r.c)) continue;
-      errs[r.c->engine].first.push_back(std::fabs(rel(r.pred.ttft_ms, r.c->measured_ttft_ms)));
-      errs[r.c->engine].second.push_back(std::fabs(rel(r.pred.tpot_ms, r.c->measured_tpot_ms)));
-    }
-    for (const auto& [engine, e] : errs) {
-      const double score = median(e.first) + median(e.second);
-      (g == &staggered ? scores[engine].first : scores[engine].second) = score;
-      if (!chosen.count(engine) || score < (chosen[engine] == &staggered ? scores[engine].first : scores[engine].second)) {
-        chosen[engine] = g;
-      }
+    for (const auto& [engine, score] : g->score) {
+      if (!chosen.count(engine) || score < chosen[engine]->score.at(engine)) chosen[engine] = g;
     }
   }
 
-  fmt::print("\nFitted overheads (fit half; low concurrency = per engine instance <= max({}, the engine's lowest); "
-             "CUDA graphs on). Negative medians are clamped to 0.\n", kLowConcurrency);
-  fmt::print("| engine | start | fit rows (c <=) | request overhead ms (raw) | step overhead ms (raw) | fit-half score "
-             "(TTFT+TPOT med abs e) | chosen | shipped default |\n");
-  fmt::print("|---|---|---:|---:|---:|---:|---|---|\n");
+  fmt::print("\nFitted terms (fit half, CUDA graphs on). Step terms: least squares of the relative TPOT error over the "
+             "fit rows at concurrency <= {} per engine instance, step overhead >= 0 (raw: before that rule). Request "
+             "terms: least absolute relative TTFT error over the same rows rerun with the step terms, TTFT ~ predicted "
+             "+ request + per-in-flight x (concurrency - 1), both >= 0.\n", kFitMaxConcurrency);
+  fmt::print("| engine | start | rows | step-time factor | step overhead ms (raw) | request overhead ms | per other "
+             "request in flight ms | fit-half score | chosen | shipped default |\n");
+  fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---|---|\n");
   for (const Regime* g : {&staggered, &burst}) {
-    for (const auto& [engine, o] : g->fit) {
-      const sim::ServingOverheads d = sim::default_serving_overheads(kvplan::parse_engine(engine), true);
-      const bool same = std::llround(sim::ns_to_ms(d.request.ns) * 1000) == std::llround(o.request_ms * 1000) &&
-                        std::llround(sim::ns_to_ms(d.step.ns) * 1000) == std::llround(o.step_ms * 1000) &&
-                        sim::bench_start_name(sim::default_bench_start(kvplan::parse_engine(engine))) == g->name;
+    for (const auto& [engine, t] : g->fit) {
+      const kvplan::Engine e = kvplan::parse_engine(engine);
+      const sim::ServingOverheads d = sim::default_serving_overheads(e, true);
+      const bool same = std::llround(sim::ns_to_ms(d.request.ns) * 1000) == std::llround(t.request_ms * 1000) &&
+                        std::llround(sim::ns_to_ms(d.request_per_in_flight.ns) * 1000) ==
+                            std::llround(t.per_in_flight_ms * 1000) &&
+                        std::llround(sim::ns_to_ms(d.step.ns) * 1000) == std::llround(t.step_ms * 1000) &&
+                        std::llround(d.step_factor.value * 1000) == std::llround(t.factor * 1000) &&
+                        sim::bench_start_name(sim::default_bench_start(e)) == g->name;
       const bool is_chosen = chosen[engine] == g;
-      fmt::print("| {} | {} | {} (<= {}) | {:.3f} ({:.3f}) | {:.3f} ({:.3f}) | {:.2f} | {} | {} |\n", engine, g->name,
-                 g->fit_rows.at(engine), g->low_cut.at(engine), o.request_ms, g->raw.at(engine).first, o.step_ms,
-                 g->raw.at(engine).second, g == &staggered ? scores[engine].first : scores[engine].second,
-                 is_chosen ? "yes" : "no",
+      const sim::StepTermsFit& st = g->step.at(engine);
+      const size_t request_rows = g->request.count(engine) ? g->request.at(engine).rows : 0;
+      fmt::print("| {} | {} | {} / {} | {:.3f} | {:.3f} ({:.3f}) | {:.3f} | {:.3f} | {:.2f} | {} | {} |\n", engine,
+                 g->name, st.rows, request_rows, t.factor, t.step_ms, st.unconstrained_overhead_ms, t.request_ms,
+                 t.per_in_flight_ms, g->score.at(engine), is_chosen ? "yes" : "no",
                  !is_chosen ? "-"
                  : same     ? "matches this fit"
-                            : fmt::format("DIFFERS: shipped {} start, {:.3f} ms per request, {:.3f} ms per step",
-                                          sim::bench_start_name(sim::default_bench_start(kvplan::parse_engine(engine))),
-                                          sim::ns_to_ms(d.request.ns), sim::ns_to_ms(d.step.ns)));
+                            : fmt::format("DIFFERS: shipped {} start, {:.3f} ms per request + {:.3f} per other in "
+                                          "flight, {:.3f} ms per step, factor {:.3f}",
+                                          sim::bench_start_name(sim::default_bench_start(e)),
+                                          sim::ns_to_ms(d.request.ns), sim::ns_to_ms(d.request_per_in_flight.ns),
+                                          sim::ns_to_ms(d.step.ns), d.step_factor.value));
     }
   }
-  std::vector<Result> final_results;
+  if (fit_overheads_flag) print_fitted_source(chosen, cases);
+  std::vector<Result> chosen_results;
   for (size_t i = 0; i < runnable.size(); ++i) {
     const Regime* g = chosen.count(runnable[i]->engine) ? chosen[runnable[i]->engine] : &staggered;
-    final_results.push_back(g->fitted[i]);
+    chosen_results.push_back(g->fitted[i]);
   }
 
   auto half = [](const std::vector<Result>& all, bool fit_half) {
@@ -355,16 +524,34 @@ int main(int argc, char** argv) {
   for (bool fit_half : {true, false}) {
     const std::string h = fit_half ? "FIT half" : "HELD-OUT half";
     for (const Regime* g : {&staggered, &burst}) {
-      print_table(fmt::format("[{}] {} start, no overheads", h, g->name), half(g->none, fit_half), by_engine);
-      print_table(fmt::format("[{}] {} start + its fitted overheads", h, g->name), half(g->fitted, fit_half), by_engine);
+      print_table(fmt::format("[{}] {} start, no terms", h, g->name), half(g->none, fit_half), by_engine);
+      print_table(fmt::format("[{}] {} start + its fitted terms", h, g->name), half(g->fitted, fit_half), by_engine);
     }
-    print_table(fmt::format("[{}] per engine the chosen start + its fitted overheads (what kvplan ships)", h),
-                half(final_results, fit_half), by_engine);
+    print_table(fmt::format("[{}] per engine the chosen start + its fitted terms (this fit)", h),
+                half(chosen_results, fit_half), by_engine);
+    print_table(fmt::format("[{}] shipped defaults (kvplan simulate with no overhead flags)", h),
+                half(shipped, fit_half), by_engine);
   }
-  print_table("[HELD-OUT half] shipped model, by engine and concurrency per instance", half(final_results, false),
+  print_table("[HELD-OUT half] shipped defaults, by engine and concurrency per instance", half(shipped, false),
               [](const ServingCase& c) { return c.engine + " " + concurrency_bucket(c); });
-  print_table("[HELD-OUT half] shipped model, by engine and model", half(final_results, false),
+  print_table("[HELD-OUT half] shipped defaults, by engine and model", half(shipped, false),
               [](const ServingCase& c) { return c.engine + " " + c.memory_flags.at("model"); });
+  print_table("[HELD-OUT half] shipped defaults, by engine and tensor parallelism", half(shipped, false),
+              [](const ServingCase& c) { return c.engine + " tp" + c.memory_flags.at("tensor-parallel-size"); });
+
+  const Band band = held_out_band(shipped);
+  fmt::print("\nBand (held-out p90 |error|, shipped defaults, {} runs): TTFT {:.3f}, TPOT {:.3f}\n", band.rows,
+             band.ttft_p90, band.tpot_p90);
+  if (write_band_flag) {
+    const std::string path = data + "/profiles/h100-sxm.json";
+    try {
+      write_band(path, band);
+    } catch (const kvplan::ConfigError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 2;
+    }
+    fmt::print("wrote the band into {} (rebuild to embed it)\n", path);
+  }
 
   std::map<std::string, std::vector<std::string>> reasons;
   for (const auto& [id, why] : not_expressible) reasons[why].push_back(id);
@@ -388,7 +575,7 @@ int main(int argc, char** argv) {
           c.isl, c.osl, c.measured_ttft_ms, c.measured_tpot_ms, staggered.none[i].pred.ttft_ms,
           staggered.none[i].pred.tpot_ms, burst.none[i].pred.ttft_ms, burst.none[i].pred.tpot_ms,
           staggered.fitted[i].pred.ttft_ms, staggered.fitted[i].pred.tpot_ms, burst.fitted[i].pred.ttft_ms,
-          burst.fitted[i].pred.tpot_ms, final_results[i].pred.ttft_ms, final_results[i].pred.tpot_ms, c.notes);
+          burst.fitted[i].pred.tpot_ms, shipped[i].pred.ttft_ms, shipped[i].pred.tpot_ms, c.notes);
     }
     fmt::print("\nwrote {}\n", csv_path);
   }
@@ -396,8 +583,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < runnable.size(); ++i) {
       const ServingCase& c = *runnable[i];
       fmt::print("{} [{}] TTFT meas {:.1f} pred {:.1f} | TPOT meas {:.2f} pred {:.2f} | {}\n", c.id,
-                 in_fit_half(c) ? "fit" : "held-out", c.measured_ttft_ms, final_results[i].pred.ttft_ms,
-                 c.measured_tpot_ms, final_results[i].pred.tpot_ms, c.command());
+                 in_fit_half(c) ? "fit" : "held-out", c.measured_ttft_ms, shipped[i].pred.ttft_ms,
+                 c.measured_tpot_ms, shipped[i].pred.tpot_ms, c.command());
     }
   }
 

@@ -89,35 +89,6 @@ nlohmann::json fit_json(const cal::StoredFit& f) {
           {"created_utc", f.created_utc}};
 }
 
-// JSON with two-space indentation whose arrays of scalars stay on one line: a profile's shape
-// grids hold thousands of numbers, one per line would make the file several times larger.
-void write_json(std::ostream& out, const nlohmann::json& j, int indent) {
-  const std::string pad(static_cast<size_t>(indent), ' ');
-  if (j.is_object() && !j.empty()) {
-    out << "{\n";
-    size_t i = 0;
-    for (auto it = j.begin(); it != j.end(); ++it, ++i) {
-      out << pad << "  " << json_text(nlohmann::json(it.key())) << ": ";
-      write_json(out, it.value(), indent + 2);
-      out << (i + 1 < j.size() ? ",\n" : "\n");
-    }
-    out << pad << "}";
-    return;
-  }
-  const bool flat = j.is_array() && std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_primitive(); });
-  if (j.is_array() && !j.empty() && !flat) {
-    out << "[\n";
-    for (size_t i = 0; i < j.size(); ++i) {
-      out << pad << "  ";
-      write_json(out, j[i], indent + 2);
-      out << (i + 1 < j.size() ? ",\n" : "\n");
-    }
-    out << pad << "]";
-    return;
-  }
-  out << json_text(j);
-}
-
 }  // namespace
 
 int run_calibrate_inspect(const std::string& file, bool json) {
@@ -211,7 +182,7 @@ int run_calibrate_fit(const CalibrateFitRequest& request) {
   // All or nothing: the profile is written to <out>.partial and checked, the fits are stored, and
   // only then is the file moved into place. A failure leaves neither a fit.json nor stored fits.
   AtomicFile out(request.out);
-  write_json(out.stream(), fit.report.profile.to_json(), 0);
+  out.stream() << json_text_flat_arrays(fit.report.profile.to_json());
   out.stream() << "\n";
   int64_t stored = cal::record_fits(db, fit);
   out.commit();

@@ -12,6 +12,7 @@
 #include "kvplan/core/json_input.h"
 #include "kvplan/core/error.h"
 #include "kvplan/sim/cost_model.h"
+#include "kvplan/sim/serving_overheads.h"
 #include "report_format.h"
 #include "sim_options.h"
 
@@ -81,7 +82,10 @@ int run_explain_step(const SimRequest& request) {
     j["step_time_source"] = source.summary;
     j["engine_step_overhead_ns"] = config.overheads.step.ns;
     j["engine_step_overhead_source"] = config.overheads.step.source;
-    j["step_with_overhead_ns"] = b.total_ns + config.overheads.step.ns;
+    j["engine_step_time_factor"] = config.overheads.step_factor.value;
+    j["engine_step_time_factor_source"] = config.overheads.step_factor.source;
+    j["step_with_overhead_ns"] =
+        sim::engine_step_ns(b.total_ns, config.overheads.step_factor.value, config.overheads.step.ns);
     j["weights"] = model.weights_note();
     j["ops"] = nlohmann::json::array();
     for (const sim::OpCost& op : b.ops) {
@@ -113,10 +117,15 @@ int run_explain_step(const SimRequest& request) {
   }
   out += fmt::format("\n  step time (critical path over compute, communication and copy streams): {:.1f} us\n",
                      static_cast<double>(b.total_ns) / 1e3);
+  if (config.overheads.step_factor.value != 1.0) {
+    out += fmt::format("  x engine step-time factor {:.3f} — {}\n", config.overheads.step_factor.value,
+                       config.overheads.step_factor.source);
+  }
   out += fmt::format("  + engine step overhead (scheduler, sampling, CPU): {:.1f} us — {}\n",
                      static_cast<double>(config.overheads.step.ns) / 1e3, config.overheads.step.source);
   out += fmt::format("  = {:.1f} us per step as the simulator advances time\n",
-                     static_cast<double>(b.total_ns + config.overheads.step.ns) / 1e3);
+                     static_cast<double>(sim::engine_step_ns(b.total_ns, config.overheads.step_factor.value,
+                                                             config.overheads.step.ns)) / 1e3);
   out += fmt::format("  step times: {}\n", source.summary);
   out += "  terms: compute = FLOPs / (peak x e_c), memory = bytes / (bandwidth x e_m); the larger, times the\n"
          "  measured shape correction (grid), never below the class's per-kernel floor, plus launch overhead\n"

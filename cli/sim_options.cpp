@@ -113,7 +113,10 @@ const FlagDefaults& sim_flag_defaults() {
       {"bench-start", ""},        // bench client: staggered | burst ("": the engine's, bench_client.h)
       {"stagger-jitter", "1"},    // bench client: 0 evenly spaced starts, 1 one uniform start per slot
       {"request-overhead-ms", ""},  // per request, added to TTFT and E2E ("": the engine's default)
+      {"request-overhead-per-in-flight-ms", ""},  // per request, per other request in flight ("": the engine's)
+      {"request-overhead-spread-ms", ""},  // per request: uniform ± this around the mean ("": none)
       {"step-overhead-ms", ""},     // per engine step ("": the engine's default)
+      {"step-time-factor", ""},     // the engine's step time per cost-model step time ("": the engine's default)
       {"seed", "0"},
       {"slo-ttft-ms", "0"},
       {"slo-tpot-ms", "0"},
@@ -121,6 +124,7 @@ const FlagDefaults& sim_flag_defaults() {
       {"slo-percentile", "90"},
       {"sample-interval", "1"},
       {"cuda-graphs", ""},
+      {"disable-custom-all-reduce", "false"},  // every TP all-reduce through NCCL (the profile's collective class)
       {"kv-capacity-gib", "0"},   // > 0: KV pool per replica instead of the engine's budget (what-if)
       {"profile", ""},            // auto | published | datasheet | PerfProfile .json | calibration .sqlite
   };
@@ -247,14 +251,31 @@ sim::SimulationConfig build_simulation(const Scenario& s, const FlagValues& flag
   c.slo.percentile = to_number(flags, "slo-percentile", 1, 100);
   c.sample_interval_ns = sim::seconds_to_ns(to_number(flags, "sample-interval", 1e-3, 1e6));
   c.cost.cuda_graphs = to_bool(flags, "cuda-graphs", !s.serving.enforce_eager);
+  if (!to_bool(flags, "disable-custom-all-reduce", false)) {
+    c.cost.custom_all_reduce = engine_custom_all_reduce(s.serving.engine, s.gpu);
+  }
   c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
   if (!get(flags, "request-overhead-ms").empty()) {
     c.overheads.request.ns = sim::overhead_ms_to_ns(to_number(flags, "request-overhead-ms", 0, 1e6), "--request-overhead-ms");
     c.overheads.request.source = "given (--request-overhead-ms)";
   }
+  if (!get(flags, "request-overhead-per-in-flight-ms").empty()) {
+    c.overheads.request_per_in_flight.ns = sim::overhead_ms_to_ns(
+        to_number(flags, "request-overhead-per-in-flight-ms", 0, 1e6), "--request-overhead-per-in-flight-ms");
+    c.overheads.request_per_in_flight.source = "given (--request-overhead-per-in-flight-ms)";
+  }
+  if (!get(flags, "request-overhead-spread-ms").empty()) {
+    c.overheads.request_spread.ns =
+        sim::overhead_ms_to_ns(to_number(flags, "request-overhead-spread-ms", 0, 1e6), "--request-overhead-spread-ms");
+    c.overheads.request_spread.source = "given (--request-overhead-spread-ms)";
+  }
   if (!get(flags, "step-overhead-ms").empty()) {
     c.overheads.step.ns = sim::overhead_ms_to_ns(to_number(flags, "step-overhead-ms", 0, 1e6), "--step-overhead-ms");
     c.overheads.step.source = "given (--step-overhead-ms)";
+  }
+  if (!get(flags, "step-time-factor").empty()) {
+    c.overheads.step_factor.value = to_number(flags, "step-time-factor", 0.05, 20);
+    c.overheads.step_factor.source = "given (--step-time-factor)";
   }
   c.kv_capacity_bytes = static_cast<int64_t>(to_number(flags, "kv-capacity-gib", 0, 1e9) * 1024.0 * 1024.0 * 1024.0);
   if (!get(flags, "profile").empty()) {

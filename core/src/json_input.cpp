@@ -2,6 +2,7 @@
 // every nlohmann exception turned into a ConfigError naming the input.
 #include "kvplan/core/json_input.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -62,6 +63,43 @@ struct Refused {
 
 std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+void write_flat_arrays(std::string& out, const nlohmann::json& j, int indent) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  if (j.is_object() && !j.empty()) {
+    out += "{\n";
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+      out += pad + "  " + json_text(nlohmann::json(it.key())) + ": ";
+      write_flat_arrays(out, it.value(), indent + 2);
+      out += i + 1 < j.size() ? ",\n" : "\n";
+    }
+    out += pad + "}";
+    return;
+  }
+  const bool flat = j.is_array() && std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return e.is_primitive(); });
+  if (j.is_array() && !j.empty() && !flat) {
+    out += "[\n";
+    for (size_t i = 0; i < j.size(); ++i) {
+      out += pad + "  ";
+      write_flat_arrays(out, j[i], indent + 2);
+      out += i + 1 < j.size() ? ",\n" : "\n";
+    }
+    out += pad + "]";
+    return;
+  }
+  out += json_text(j);
+}
+
+}  // namespace
+
+std::string json_text_flat_arrays(const nlohmann::json& j) {
+  std::string out;
+  write_flat_arrays(out, j, 0);
+  return out;
 }
 
 std::string json_brief(const nlohmann::json& value) {

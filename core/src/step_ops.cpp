@@ -107,6 +107,7 @@ class Builder {
     // Ring all-reduce: each GPU sends (and receives) 2·(tp−1)/tp of the T·hidden bf16 activations.
     StepOp& op = add(name, OpClass::kCollective, 0, 2.0 * (tp_ - 1) / tp_ * T_ * h_ * kAct, 1, Stream::kComm);
     op.shape = OpShape{{T_ * h_ * kAct, static_cast<double>(tp_), 0, 0}, 2};  // payload bytes, ranks
+    op.tp_all_reduce = true;
   }
 
   const GroupStepWork* work() const {

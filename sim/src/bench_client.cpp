@@ -12,6 +12,7 @@
 
 #include "kvplan/core/error.h"
 #include "kvplan/sim/rng.h"
+#include "kvplan/sim/serving_overheads.h"
 
 namespace kvplan::sim {
 
@@ -150,7 +151,8 @@ std::string BenchClient::describe() const {
 }
 
 TimeNs estimate_request_cycle_ns(StepTimer& timer, const BenchClientSpec& spec, int64_t max_batched_tokens,
-                                 int32_t max_num_seqs, TimeNs request_overhead_ns, TimeNs step_overhead_ns) {
+                                 int32_t max_num_seqs, TimeNs request_overhead_ns, TimeNs step_overhead_ns,
+                                 double step_factor) {
   const int64_t prompt = std::max<int64_t>(1, std::llround(spec.prompt.mean()));
   const int64_t output = std::max<int64_t>(1, std::llround(spec.output.mean()));
   const int64_t chunk_cap = std::max<int64_t>(1, max_batched_tokens);
@@ -163,7 +165,7 @@ TimeNs estimate_request_cycle_ns(StepTimer& timer, const BenchClientSpec& spec, 
     const PrefillChunk c{.context_tokens = done, .new_tokens = chunk};
     StepWork work;
     work.prefill = std::span<const PrefillChunk>(&c, 1);
-    prefill += timer.step_ns(work) + step_overhead_ns;
+    prefill += engine_step_ns(timer.step_ns(work), step_factor, step_overhead_ns);
     done += chunk;
   }
   TimeNs cycle = request_overhead_ns + spec.max_concurrency * prefill;
@@ -172,7 +174,7 @@ TimeNs estimate_request_cycle_ns(StepTimer& timer, const BenchClientSpec& spec, 
     const std::vector<int64_t> contexts(static_cast<size_t>(batch), prompt + output / 2);
     StepWork work;
     work.decode_contexts = contexts;
-    const TimeNs decode = timer.step_ns(work) + step_overhead_ns;
+    const TimeNs decode = engine_step_ns(timer.step_ns(work), step_factor, step_overhead_ns);
     cycle += (output - 1) * decode;
   }
   return cycle;

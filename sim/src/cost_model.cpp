@@ -194,8 +194,18 @@ struct StepCostModel::Impl {
     double grid_factor = 1;  // measured correction by shape (1: none)
     double floor_ns = 0;     // kernels x the class floor
     double launch_ns = 0;    // kernels x launch overhead (0 inside a CUDA graph)
+    double custom_ns = -1;   // >= 0: the engine's custom all-reduce, faster than the profile, set it
     double total_ns = 0;
   };
+
+  // The engine's custom all-reduce time for this op, or a negative number when the profile's
+  // collective class prices it (no custom kernel, not a TP all-reduce, or above its size cap).
+  double custom_all_reduce_op_ns(const StepOp& op) const {
+    if (!options.custom_all_reduce || !op.tp_all_reduce || op.shape.dims < 2) return -1;
+    const double payload = op.shape.v[0];
+    if (payload > options.custom_all_reduce->max_payload_bytes) return -1;
+    return custom_all_reduce_ns(*options.custom_all_reduce, gpu, payload, static_cast<int>(op.shape.v[1]));
+  }
 
   OpTimeParts op_time_parts(const StepOp& op, bool launch) const {
     const OpClassProfile& c = profile.at(op.op_class);
@@ -209,6 +219,10 @@ struct StepCostModel::Impl {
     p.floor_ns = op.kernels * c.floor_ns;
     p.launch_ns = launch ? op.kernels * c.launch_overhead_ns : 0.0;
     p.total_ns = op_kernel_ns(c, gpu, op) + p.launch_ns;
+    if (const double custom = custom_all_reduce_op_ns(op); custom >= 0 && custom + p.launch_ns < p.total_ns) {
+      p.custom_ns = custom;
+      p.total_ns = custom + p.launch_ns;
+    }
     return p;
   }
 
@@ -300,6 +314,11 @@ StepBreakdown StepCostModel::explain(const StepWork& work) const {
     const double roof = std::max(parts.compute_ns, parts.memory_ns) * parts.grid_factor;
     c.limit = parts.floor_ns >= roof ? "floor" : parts.compute_ns >= parts.memory_ns ? "compute" : "memory";
     c.grid_factor = parts.grid_factor;
+    if (parts.custom_ns >= 0) {
+      c.limit = "custom";
+      c.grid_factor = 1;
+      c.source = m.options.custom_all_reduce->label;
+    }
     c.launch_ns += parts.launch_ns * op.repeat;
   }
   for (std::size_t i = 0; i < out.ops.size(); ++i) out.ops[i].time_ns = static_cast<TimeNs>(std::llround(ns[i]));
@@ -312,6 +331,12 @@ std::vector<std::string> StepCostModel::sources() const {
     const OpClassProfile& c = impl_->profile.at(static_cast<OpClass>(i));
     out.push_back(fmt::format("{}: {}{}{}", op_class_name(static_cast<OpClass>(i)), c.source,
                               c.note.empty() ? "" : " — ", c.note));
+  }
+  if (impl_->options.custom_all_reduce) {
+    out.push_back(fmt::format("tensor-parallel all-reduce up to {:.0f} MiB: the faster of the collective class and the "
+                              "engine's {}",
+                              impl_->options.custom_all_reduce->max_payload_bytes / (1024.0 * 1024.0),
+                              impl_->options.custom_all_reduce->source));
   }
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/sim/offload_tier.h"
+#include "kvplan/sim/serving_overheads.h"
 
 namespace kvplan::sim {
 
@@ -407,7 +408,7 @@ struct Replica::Impl {
       t += static_cast<TimeNs>(std::llround(static_cast<double>(one) * cfg().spec.draft_cost_ratio *
                                             cfg().spec.draft_tokens));
     }
-    return std::max<TimeNs>(t + setup.step_overhead_ns, 1);
+    return engine_step_ns(t, setup.step_factor, setup.step_overhead_ns);
   }
 
   // ---- step end ---------------------------------------------------------------------------

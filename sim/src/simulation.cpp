@@ -3,6 +3,7 @@
 #include "kvplan/sim/simulation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <memory>
 
@@ -124,6 +125,7 @@ class Loop {
  private:
   void build();
   void kick(int32_t replica);
+  void request_kick(int32_t replica);
   void on_arrival(RequestSpec request);
   void on_step_done(int32_t replica);
   void on_transfer_done(int64_t index);
@@ -147,6 +149,7 @@ class Loop {
   bool disaggregated_ = false;
   double link_bytes_per_s_ = 0;
   std::vector<TimeNs> link_free_ns_;
+  std::vector<bool> kick_pending_;  // per replica: a kKick event is queued
   std::vector<Transfer> transfers_;
   std::vector<int64_t> free_transfers_;
 
@@ -155,7 +158,11 @@ class Loop {
   std::unique_ptr<ClosedLoopUsers> users_;
   std::unique_ptr<BenchClient> bench_;
   std::vector<std::optional<RequestSpec>> user_pending_;
-  TimeNs request_overhead_ns_ = 0;  // a request reaches the engine this long after it is sent
+  TimeNs request_overhead_ns_ = 0;  // mean time from a request's send to the engine (for the stagger window)
+  // The delay of a request being sent now (request_delay_ns: the fixed part, the part per other
+  // request in flight, the spread); counts it as in flight from here until it finishes or is rejected.
+  TimeNs send(const RequestSpec& r) { return request_delay_ns(cfg_.overheads, cfg_.seed, r.id, in_flight_++); }
+  int64_t in_flight_ = 0;  // requests sent (their delay started) and not yet finished or rejected
   int64_t expected_requests_ = 0;
   int64_t finished_ = 0;
   int64_t last_progress_pct_ = -1;
@@ -235,6 +242,7 @@ void Loop::build() {
     setup.layout = layout_.get();
     setup.seed = cfg_.seed;
     setup.step_overhead_ns = cfg_.overheads.step.ns;
+    setup.step_factor = cfg_.overheads.step_factor.value;
     replicas_.emplace_back(setup, make_kv_manager(kc), timer_, tier);
   }
   router_ = std::make_unique<Router>(cfg_.cluster.router);
@@ -242,10 +250,18 @@ void Loop::build() {
                       : cfg_.gpu.interconnect_bytes_per_s > 0 ? cfg_.gpu.interconnect_bytes_per_s
                                                                : cfg_.gpu.pcie_bytes_per_s;
   link_free_ns_.assign(static_cast<size_t>(total), 0);
+  kick_pending_.assign(static_cast<size_t>(total), false);
 
-  if (cfg_.overheads.request.ns < 0 || cfg_.overheads.step.ns < 0) {
-    throw ConfigError(fmt::format("serving overheads: per request {} ns and per step {} ns must be >= 0",
-                                  cfg_.overheads.request.ns, cfg_.overheads.step.ns));
+  const ServingOverheads& o = cfg_.overheads;
+  if (o.request.ns < 0 || o.step.ns < 0 || o.request_per_in_flight.ns < 0 || o.request_spread.ns < 0 ||
+      o.request_spread.ns > o.request.ns) {
+    throw ConfigError(fmt::format("serving overheads: per request {} ns, per other request in flight {} ns and per "
+                                  "step {} ns must be >= 0, and the request spread {} ns in [0, per request] (a delay "
+                                  "is never negative)",
+                                  o.request.ns, o.request_per_in_flight.ns, o.step.ns, o.request_spread.ns));
+  }
+  if (!(o.step_factor.value > 0) || !std::isfinite(o.step_factor.value)) {
+    throw ConfigError(fmt::format("serving overheads: step time factor {} must be > 0", o.step_factor.value));
   }
   request_overhead_ns_ = cfg_.overheads.request.ns;
 
@@ -277,13 +293,15 @@ void Loop::build() {
                               : spec.options.window_ns > 0
                                   ? spec.options.window_ns
                                   : estimate_request_cycle_ns(*timer_, spec, sched.max_num_batched_tokens,
-                                                              sched.max_num_seqs, request_overhead_ns_,
-                                                              cfg_.overheads.step.ns);
+                                                              sched.max_num_seqs,
+                                                              request_overhead_ns_ + (spec.max_concurrency - 1) *
+                                                                                         o.request_per_in_flight.ns,
+                                                              cfg_.overheads.step.ns, cfg_.overheads.step_factor.value);
         result_.bench_window_ns = window;
         user_pending_.resize(static_cast<size_t>(bench_->num_users()));
         for (int32_t u = 0; u < bench_->num_users(); ++u) {
           RequestSpec r = bench_->first_request(u, window);
-          const TimeNs at = r.arrival_ns + request_overhead_ns_;
+          const TimeNs at = r.arrival_ns + send(r);
           user_pending_[static_cast<size_t>(u)] = std::move(r);
           queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
         }
@@ -300,7 +318,7 @@ void Loop::build() {
       user_pending_.resize(static_cast<size_t>(users_->num_users()));
       for (int32_t u = 0; u < users_->num_users(); ++u) {
         RequestSpec r = users_->first_request(u);
-        TimeNs at = r.arrival_ns + request_overhead_ns_;
+        TimeNs at = r.arrival_ns + send(r);
         user_pending_[static_cast<size_t>(u)] = std::move(r);
         queue_.push(Event{.time_ns = at, .kind = EventKind::kUserReturn, .target = u, .payload = 0});
       }
@@ -320,7 +338,10 @@ void Loop::schedule_next_open_arrival() {
   if (!source_) return;
   next_arrival_ = source_->next();
   if (next_arrival_) {
-    queue_.push(Event{.time_ns = next_arrival_->arrival_ns + request_overhead_ns_, .kind = EventKind::kArrival,
+    // One open-loop request is pending at a time, so deliveries keep the send order: with delays
+    // that differ per request (spread, load), one never overtakes an earlier one (it waits for it).
+    const TimeNs at = std::max(queue_.now(), next_arrival_->arrival_ns + send(*next_arrival_));
+    queue_.push(Event{.time_ns = at, .kind = EventKind::kArrival,
                       .target = 0, .payload = next_arrival_->id});
   }
 }
@@ -339,6 +360,7 @@ void Loop::on_arrival(RequestSpec request) {
   if (request.total_tokens() > replicas_.front().setup().scheduler.max_model_len) {
     metrics_.add_rejected();
     ++finished_;
+    --in_flight_;
     return;
   }
   const int32_t first = 0;
@@ -347,7 +369,15 @@ void Loop::on_arrival(RequestSpec request) {
   ++active_;
   result_.peak_active_requests = std::max(result_.peak_active_requests, active_);
   replicas_[static_cast<size_t>(target)].enqueue(std::move(request), queue_.now());
-  kick(target);
+  request_kick(target);
+}
+
+void Loop::request_kick(int32_t replica) {
+  // An idle replica plans its step once every arrival of this nanosecond is queued (EventKind
+  // order): with one kick per arrival the first request of a burst would run alone.
+  if (replicas_[static_cast<size_t>(replica)].busy() || kick_pending_[static_cast<size_t>(replica)]) return;
+  kick_pending_[static_cast<size_t>(replica)] = true;
+  queue_.push(Event{.time_ns = queue_.now(), .kind = EventKind::kKick, .target = replica, .payload = 0});
 }
 
 void Loop::on_step_done(int32_t replica) {
@@ -360,12 +390,14 @@ void Loop::on_step_done(int32_t replica) {
       case Completion::Kind::kRejected:
         metrics_.add_rejected();
         --active_;
+        --in_flight_;
         ++finished_;
         break;
       case Completion::Kind::kFinished: {
         metrics_.record(c.record);
         if (hooks_.on_request) hooks_.on_request(c.record);
         --active_;
+        --in_flight_;
         ++finished_;
         if ((users_ || bench_) && c.record.user >= 0) {
           auto next = users_ ? users_->next_request(c.record.user, queue_.now())
@@ -373,8 +405,9 @@ void Loop::on_step_done(int32_t replica) {
           if (next) {
             TimeNs at = std::max(next->arrival_ns, queue_.now());
             next->arrival_ns = at;
+            const TimeNs delay = send(*next);
             user_pending_[static_cast<size_t>(c.record.user)] = std::move(next);
-            queue_.push(Event{.time_ns = at + request_overhead_ns_, .kind = EventKind::kUserReturn,
+            queue_.push(Event{.time_ns = at + delay, .kind = EventKind::kUserReturn,
                               .target = c.record.user, .payload = 0});
           }
         }
@@ -507,6 +540,10 @@ SimulationResult Loop::run() {
         break;
       }
       case EventKind::kStepDone: on_step_done(e.target); break;
+      case EventKind::kKick:
+        kick_pending_[static_cast<size_t>(e.target)] = false;
+        kick(e.target);
+        break;
       case EventKind::kKvTransferDone: on_transfer_done(e.payload); break;
       case EventKind::kSample:
         sample();

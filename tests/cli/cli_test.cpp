@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -396,6 +397,34 @@ TEST(Cli, ExplainStepNamesEveryTermAndItsSource) {
   EXPECT_LE(e["total_ns"].get<double>(), sum + 1);  // the critical path never exceeds the sum of the ops
   expect_bad_input("simulate --explain-step 8", {"--explain-step=8", "BATCH,CONTEXT"});
   expect_bad_input("simulate --explain-step 0,10", {"no work"});
+}
+
+TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
+  // Llama-3.1-70B TP4, one decode sequence: 16 KiB per all-reduce, the engine's one-shot kernel
+  // (6.36 us + 3 x 16384 B / (0.439 x 900 GB/s) = 6.48 us) instead of NCCL; the step-time factor
+  // and the overhead of the engine follow the step.
+  const std::string cmd = "simulate --model llama-3.1-70b -t 4 --explain-step 1,1000 --json";
+  Result r = kvplan::testing::run_cli(cmd, false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json e = nlohmann::json::parse(r.out);
+  int custom = 0;
+  for (const auto& op : e["ops"]) {
+    if (op["name"] == "attn_all_reduce" || op["name"] == "mlp_all_reduce") {
+      EXPECT_EQ(op["limit"], "custom") << op.dump();
+      EXPECT_NEAR(op["time_ns"].get<double>(), 80 * (6360 + 3.0 * 16384 / (0.439 * 900e9) * 1e9), 2.0) << op.dump();
+      ++custom;
+    }
+  }
+  EXPECT_EQ(custom, 2);
+  EXPECT_DOUBLE_EQ(e["engine_step_time_factor"].get<double>(), 1.063);  // vLLM's fitted default
+  EXPECT_EQ(e["step_with_overhead_ns"].get<int64_t>(),
+            std::llround(1.063 * e["total_ns"].get<double>()) + e["engine_step_overhead_ns"].get<int64_t>());
+  // --disable-custom-all-reduce: every all-reduce through NCCL (the profile's collective class).
+  Result n = kvplan::testing::run_cli(cmd + " --disable-custom-all-reduce true", false);
+  ASSERT_EQ(n.status, 0) << n.out;
+  nlohmann::json f = nlohmann::json::parse(n.out);
+  EXPECT_GT(f["total_ns"].get<double>(), e["total_ns"].get<double>());
+  for (const auto& op : f["ops"]) EXPECT_NE(op["limit"], "custom") << op.dump();
 }
 
 }  // namespace

@@ -126,9 +126,11 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   EXPECT_EQ(j["bench"]["start"], "staggered");  // vLLM's default (bench_client.h)
   EXPECT_GT(j["bench"]["stagger_window_ms"].get<double>(), 0);
   // Every latency names the overheads in it and their source: vLLM's fitted defaults here.
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 57.517);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 10.985);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_per_in_flight_ms"].get<double>(), 2.237);
   EXPECT_NE(j["serving_overheads"]["request_source"].get<std::string>().find("fitted"), std::string::npos);
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_ms"].get<double>(), 1.181);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_ms"].get<double>(), 0.64);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_time_factor"].get<double>(), 1.063);
 
   // --max-concurrency alone means the bench client; overrides name themselves as the source.
   Result o = run("simulate --json --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16 "
@@ -145,7 +147,8 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   Result text = run("simulate --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16");
   ASSERT_EQ(text.status, 0) << text.out;
   for (const char* f : {"bench client: 20 prompts at max concurrency 4", "steady state: 12 requests measured",
-                        "serving overheads in these latencies: per request 57.517 ms (fitted"}) {
+                        "serving overheads in these latencies: per request 10.985 ms (fitted", "+ 2.237 ms per other request in flight (fitted",
+                        "step time x 1.063 (fitted"}) {
     EXPECT_NE(text.out.find(f), std::string::npos) << f << "\n" << text.out;
   }
 }

@@ -207,16 +207,16 @@ TEST(BenchGolden, SteadyStateNeverPrefillsAllUsersTogether) {
   const std::vector<int64_t> s = steady_prefills(staggered, 8, 8);
   ASSERT_GT(s.size(), 100u);
   EXPECT_LE(*std::max_element(s.begin(), s.end()), 2);  // at most 2 of the 8 prompts in one step
-  // The same users all started at t = 0 stay in lock step. (The first arrival at t = 0 finds the
-  // engine idle and starts a step alone, events being handled one at a time; the other 7 prompts
-  // share the next step, and so on every round.)
+  // The same users all started at t = 0 stay in lock step: the engine plans its first step once
+  // all 8 arrivals of t = 0 are queued, so the 8 prompts (1,600 tokens) share one step, finish
+  // together and come back together, every round.
   SimulationConfig burst_cfg = cfg;
   burst_cfg.workload.bench.start = BenchStart::kBurst;
   const BenchRun burst = run(burst_cfg);
   const std::vector<int64_t> b = steady_prefills(burst, 8, 8);
-  EXPECT_EQ(*std::max_element(b.begin(), b.end()), 7);
-  // TTFT shows it: in lock step most prompts wait for 7 prefills (1 + 7 x 2 ms and more), the
-  // staggered ones for the step in flight and their own.
+  EXPECT_EQ(*std::max_element(b.begin(), b.end()), 8);
+  // TTFT shows it: in lock step every prompt waits for 8 prefills (1 + 8 x 2 ms), the staggered
+  // ones for the step in flight and their own.
   EXPECT_GT(burst.result.summary.ttft_ms.mean, 2 * staggered.result.summary.ttft_ms.mean);
 }
 
@@ -278,6 +278,48 @@ TEST(BenchGolden, RequestAndStepOverheadsAreAddedWhereTheySay) {
   EXPECT_EQ(r.records[0].ttft_ns(), 6'700'000);
   EXPECT_EQ(r.records[0].e2e_ns(), 9'900'000);
   EXPECT_DOUBLE_EQ(r.records[0].tpot_ns(), 1'600'000.0);
+}
+
+TEST(BenchGolden, RequestOverheadGrowsWithTheRequestsInFlight) {
+  SimulationConfig cfg = bench_config(4, 24);
+  cfg.workload = WorkloadConfig{};
+  cfg.workload.kind = WorkloadKind::kList;
+  cfg.workload.requests = {testing::request(0, 0, 20, 3), testing::request(1, 0, 20, 3)};
+  cfg.overheads.request = OverheadTerm{5'000'000, "test"};
+  cfg.overheads.request_per_in_flight = OverheadTerm{10'000'000, "test"};
+  cfg.overheads.step = OverheadTerm{500'000, "test"};
+  BenchRun r = run(cfg);
+  // Request 0 is sent with nothing in flight: at the engine at 5 ms, then 1.7 + 1.6 + 1.6 ms as in
+  // the test above. Request 1 is sent with request 0 in flight: 5 + 1 x 10 = 15 ms after t = 0;
+  // the engine is idle again by then: 15 -> 16.7 -> 18.3 -> 19.9 ms.
+  EXPECT_EQ(r.log, (std::vector<std::string>{"5000000->6700000: 0:P20", "6700000->8300000: 0:D1",
+                                             "8300000->9900000: 0:D1", "15000000->16700000: 1:P20",
+                                             "16700000->18300000: 1:D1", "18300000->19900000: 1:D1"}));
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.records[0].ttft_ns(), 6'700'000);
+  EXPECT_EQ(r.records[1].arrival_ns, 0);
+  EXPECT_EQ(r.records[1].ttft_ns(), 16'700'000);
+}
+
+TEST(BenchGolden, OpenLoopDeliveriesKeepTheSendOrderWhenDelaysDiffer) {
+  // Twenty requests sent at t = 0 with delays drawn from [0, 20] ms: a later one drawn shorter than
+  // the one before waits for it (one open-loop request is pending at a time) instead of being
+  // scheduled before the simulator's clock.
+  SimulationConfig cfg = bench_config(4, 24);
+  cfg.workload = WorkloadConfig{};
+  cfg.workload.kind = WorkloadKind::kList;
+  for (int64_t id = 0; id < 20; ++id) cfg.workload.requests.push_back(testing::request(id, 0, 20, 3));
+  cfg.overheads.request = OverheadTerm{10'000'000, "test"};
+  cfg.overheads.request_spread = OverheadTerm{10'000'000, "test"};
+  cfg.seed = 3;
+  int drawn_shorter = 0;
+  for (int64_t id = 1; id < 20; ++id) {
+    drawn_shorter += request_delay_ns(cfg.overheads, cfg.seed, id) < request_delay_ns(cfg.overheads, cfg.seed, id - 1);
+  }
+  ASSERT_GT(drawn_shorter, 0);  // the case this test is about happens
+  BenchRun r = run(cfg);
+  ASSERT_EQ(r.records.size(), 20u);
+  for (const RequestRecord& rec : r.records) EXPECT_EQ(rec.arrival_ns, 0);
 }
 
 TEST(BenchDeterminism, SameSeedSameSummaryJsonByteForByte) {

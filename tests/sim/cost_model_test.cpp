@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "kvplan/core/custom_all_reduce.h"
 #include "kvplan/core/gpu_spec.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/param_count.h"
@@ -332,6 +333,47 @@ TEST(CostModelTp, TensorParallelAddsCollectiveTime) {
   Bench s0("llama-3.1-8b", 1);
   StepCostModel m0 = s0.make();
   for (const OpCost& op : m0.explain(prefill_work(chunk)).ops) EXPECT_NE(op.stream, "comm");
+}
+
+TEST(CostModelTp, EngineCustomAllReduceTakesSmallAllReducesWhenFaster) {
+  Bench s("llama-3.1-70b", 4);
+  s.profile = PerfProfile::datasheet_default(s.gpu);  // NCCL: 8 us fixed latency, 41% of NVLink
+  CostOptions with;
+  with.custom_all_reduce = engine_custom_all_reduce(Engine::kVllm, s.gpu);
+  ASSERT_TRUE(with.custom_all_reduce.has_value());
+  StepCostModel nccl = s.make();
+  StepCostModel custom = s.make(with);
+  auto comm_ns = [](const StepBreakdown& b) {
+    double t = 0;
+    for (const OpCost& op : b.ops) {
+      if (op.stream == "comm" && op.name != "logits_gather") t += static_cast<double>(op.time_ns);
+    }
+    return t;
+  };
+  // Decode of 2 sequences: 2 x 8192 x 2 B = 32 KiB per rank, below the 8 MiB cap. One call:
+  // fixed + 3 peers x 32768 B / (0.439 x 900 GB/s); 160 calls (2 per layer, 80 layers).
+  const std::vector<int64_t> two = {1000, 1000};
+  const StepBreakdown b = custom.explain(work(two));
+  const double one = with.custom_all_reduce->fixed_ns + 3.0 * 32768 / (with.custom_all_reduce->link_efficiency * 900e9) * 1e9;
+  EXPECT_NEAR(comm_ns(b), 160 * one, 2.0);
+  EXPECT_LT(comm_ns(b), comm_ns(nccl.explain(work(two))));
+  for (const OpCost& op : b.ops) {
+    if (op.name == "attn_all_reduce") {
+      EXPECT_EQ(op.limit, "custom");
+      EXPECT_NE(op.source.find("custom all-reduce"), std::string::npos) << op.source;
+    }
+  }
+  // A 2,048-token prefill moves 32 MiB per all-reduce: above the cap, NCCL (the profile) prices it.
+  PrefillChunk chunk{.context_tokens = 0, .new_tokens = 2048};
+  EXPECT_EQ(comm_ns(custom.explain(prefill_work(chunk))), comm_ns(nccl.explain(prefill_work(chunk))));
+  // With an ideal profile NCCL is faster than the custom kernel's fixed latency: the faster one counts.
+  Bench ideal("llama-3.1-70b", 4);
+  StepCostModel ideal_custom = ideal.make(with);
+  StepCostModel ideal_nccl = ideal.make();
+  EXPECT_EQ(ideal_custom.step_ns(work(two)), ideal_nccl.step_ns(work(two)));
+  // The sources name it.
+  const std::vector<std::string> src = custom.sources();
+  EXPECT_NE(src.back().find("tensor-parallel all-reduce up to 8 MiB"), std::string::npos) << src.back();
 }
 
 TEST(CostModelDeterminism, SameWorkSameTimeInAnyOrder) {

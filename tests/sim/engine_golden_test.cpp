@@ -84,28 +84,27 @@ TEST(EngineGolden, PreemptionByRecompute) {
   SimulationConfig c = base(4);  // 4 blocks = 64 token slots
   c.workload.requests = {req(0, 0, 30, 10), req(1, 0, 30, 10)};
   GoldenRun r = run(c);
-  // t=0     A arrives alone: 30-token prefill (2 blocks), 1.3 ms -> first token at 1.3 ms.
-  //         B arrived at t=0 too, after A's step had started: it waits.
-  // t=1.3   A decodes (kv 30 -> 31); B's 30-token prompt is admitted (2 blocks, 4 of 4 used):
-  //         1 + 0.3 + 0.1 = 1.4 ms -> 2.7 ms.
-  // t=2.7   decode both (31 -> 32 for A; B 30 -> 31): 1.2 ms -> 3.9.
-  // t=3.9   A needs a 3rd block for token 33: none free, so B (admitted last) is preempted by
-  //         recompute; A decodes alone, 1.1 ms -> 5.0. No admissions in a step that preempted.
-  // t=5.0   A decodes; B must re-prefill 30 + 2 generated = 32 tokens = 2 blocks, but only 1 is
-  //         free: it waits. A's tokens: 4 at 5.0, then one every 1.1 ms: 10 at 11.6, and it leaves.
-  // t=11.6  B re-prefills 32 tokens: 1.32 ms -> 12.92, its 3rd token (a 9.02 ms gap after 3.9).
-  //         7 more decodes of 1.1 ms: its 10th token at 12.92 + 7.7 = 20.62 ms.
+  // t=0     A and B arrive together and share the first step (the engine plans it once both are
+  //         queued): 2 x 30 prefill tokens (2 blocks each, 4 of 4 used): 1 + 0.6 = 1.6 ms.
+  // t=1.6   decode both (30 -> 31): 1.2 ms -> 2.8; (31 -> 32): -> 4.0. Each has 3 tokens.
+  // t=4.0   A needs a 3rd block for token 33: none free, so B (admitted last) is preempted by
+  //         recompute; A decodes alone, 1.1 ms -> 5.1. No admissions in a step that preempted.
+  // t=5.1   B must re-prefill 30 + 3 generated = 33 tokens = 3 blocks, but only 1 is free: it
+  //         waits. A's tokens: 4 at 5.1, then one every 1.1 ms: 10 at 11.7, and it leaves.
+  // t=11.7  B re-prefills 33 tokens: 1.33 ms -> 13.03, its 4th token (a 9.03 ms gap after 4.0).
+  //         6 more decodes of 1.1 ms: its 10th token at 13.03 + 6.6 = 19.63 ms.
   const RequestRecord& a = r.records.at(0);
   const RequestRecord& b = r.records.at(1);
-  EXPECT_EQ(a.first_token_ns, 1'300'000);
-  EXPECT_EQ(a.finish_ns, 11'600'000);
+  EXPECT_EQ(r.log.at(0), "r0 0->1600000: 0:P30 1:P30");
+  EXPECT_EQ(a.first_token_ns, 1'600'000);
+  EXPECT_EQ(a.finish_ns, 11'700'000);
   EXPECT_EQ(a.preemptions, 0);
-  EXPECT_EQ(b.first_token_ns, 2'700'000);
+  EXPECT_EQ(b.first_token_ns, 1'600'000);
   EXPECT_EQ(b.preemptions, 1);
-  EXPECT_EQ(b.max_gap_ns, 12'920'000 - 3'900'000);
-  EXPECT_EQ(b.finish_ns, 20'620'000);
-  EXPECT_EQ(r.log.at(3), "r0 3900000->5000000: 0:D1");
-  EXPECT_EQ(r.log.at(10), "r0 11600000->12920000: 1:P32");
+  EXPECT_EQ(b.max_gap_ns, 13'030'000 - 4'000'000);
+  EXPECT_EQ(b.finish_ns, 19'630'000);
+  EXPECT_EQ(r.log.at(3), "r0 4000000->5100000: 0:D1");
+  EXPECT_EQ(r.log.at(10), "r0 11700000->13030000: 1:P33");
   EXPECT_EQ(r.result.summary.preemptions, 1);
 }
 

@@ -53,14 +53,14 @@ TEST(Engine, SwapPreemptionKeepsTheKvAndSkipsRecompute) {
   SimulationResult result;
   auto rec = records_of(c, &result);
   // The same contention as the recompute golden test, but B's 2 blocks go to host memory at
-  // 3.9 ms and come back when A leaves: no 32-token re-prefill, so B's first step back is a
-  // decode (1.1 ms), not a 1.32 ms prefill.
+  // 4.0 ms (B has 3 tokens) and come back when A leaves at 11.7 ms: no 33-token re-prefill, so
+  // B's first step back is a decode (1.1 ms), not a 1.33 ms prefill, and 7 decodes finish it.
   EXPECT_EQ(rec.at(1).preemptions, 1);
   EXPECT_EQ(timer->swap_out_bytes, 2 * kBlockBytes);
   EXPECT_EQ(timer->swap_in_bytes, 2 * kBlockBytes);
-  EXPECT_EQ(rec.at(0).finish_ns, 11'600'000);
-  EXPECT_EQ(rec.at(1).max_gap_ns, 11'600'000 + 1'100'000 - 3'900'000);
-  EXPECT_EQ(rec.at(1).finish_ns, 11'600'000 + 8 * 1'100'000);
+  EXPECT_EQ(rec.at(0).finish_ns, 11'700'000);
+  EXPECT_EQ(rec.at(1).max_gap_ns, 11'700'000 + 1'100'000 - 4'000'000);
+  EXPECT_EQ(rec.at(1).finish_ns, 11'700'000 + 7 * 1'100'000);
 }
 
 TEST(Engine, RoundRobinAlternatesReplicas) {

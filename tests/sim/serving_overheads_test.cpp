@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "kvplan/core/error.h"
 #include "kvplan/sim/serving_overheads.h"
@@ -19,11 +20,110 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
     EXPECT_GT(o.step.ns, 0) << engine_name(e);
     EXPECT_TRUE(contains(o.request.source, "aiconfigurator H100 e2e set")) << o.request.source;
     EXPECT_TRUE(contains(o.step.source, "fit half, in-sample")) << o.step.source;
+    EXPECT_GT(o.step_factor.value, 0.5) << engine_name(e);
+    EXPECT_LT(o.step_factor.value, 2.0) << engine_name(e);
+    EXPECT_TRUE(contains(o.step_factor.source, "published h100-sxm profile")) << o.step_factor.source;
   }
-  // The numbers kvplan_validate_serving printed for the fit (docs/benchmarks-serving.md).
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 176'619'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 1'181'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 136'203'000);
+  // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
+  // serving"); the tool says "matches this fit" for each engine when they are current.
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 112'977'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 2'017'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight.ns, 2'237'000);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.880);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 640'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 103'627'000);
+}
+
+TEST(ServingOverheads, EngineStepTimeScalesThenAdds) {
+  EXPECT_EQ(engine_step_ns(10'000'000, 1.0, 500'000), 10'500'000);
+  EXPECT_EQ(engine_step_ns(10'000'000, 0.852, 1'193'000), 8'520'000 + 1'193'000);
+  EXPECT_EQ(engine_step_ns(3, 0.5, 0), 2);  // 1.5 rounds half away from zero
+  EXPECT_EQ(engine_step_ns(0, 1.0, 0), 1);  // a step always advances time
+}
+
+TEST(ServingOverheads, StepTermsFitRecoversFactorAndOverhead) {
+  // measured = 0.9 x predicted + 2 ms exactly: the least squares recovers both.
+  const std::vector<double> predicted = {10, 20, 40, 80};
+  std::vector<double> measured;
+  for (double p : predicted) measured.push_back(0.9 * p + 2);
+  const StepTermsFit f = fit_step_terms(predicted, measured);
+  EXPECT_EQ(f.rows, 4u);
+  EXPECT_NEAR(f.factor, 0.9, 1e-12);
+  EXPECT_NEAR(f.overhead_ms, 2.0, 1e-12);
+  // measured = 1.2 x predicted - 1 ms: a negative overhead is not allowed; the factor alone is the
+  // least squares of (f p/m - 1)^2: f = sum(p/m) / sum((p/m)^2).
+  std::vector<double> m2;
+  double s1 = 0, s11 = 0;
+  for (double p : predicted) {
+    m2.push_back(1.2 * p - 1);
+    s1 += p / m2.back();
+    s11 += (p / m2.back()) * (p / m2.back());
+  }
+  const StepTermsFit g = fit_step_terms(predicted, m2);
+  EXPECT_NEAR(g.unconstrained_overhead_ms, -1.0, 1e-12);
+  EXPECT_EQ(g.overhead_ms, 0.0);
+  EXPECT_NEAR(g.factor, s1 / s11, 1e-12);
+  // Too few usable rows: no change.
+  const StepTermsFit h = fit_step_terms({10, -1}, {12, 5});
+  EXPECT_EQ(h.rows, 0u);
+  EXPECT_EQ(h.factor, 1.0);
+  EXPECT_EQ(h.overhead_ms, 0.0);
+}
+
+TEST(ServingOverheads, RequestDelayAddsItsShareForEveryOtherRequestInFlight) {
+  ServingOverheads o;
+  o.request.ns = 10'000'000;
+  o.request_per_in_flight.ns = 500'000;
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 0), 10'000'000);
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 7), 10'000'000 + 7 * 500'000);  // 13.5 ms
+  EXPECT_EQ(request_delay_ns(o, 7, 1, -3), 10'000'000);                // a count below 0 counts as 0
+}
+
+TEST(ServingOverheadsFit, RequestTermsRecoverAnExactLine) {
+  // measured = predicted + 30 ms + 2 ms x others: zero error at a = 30, b = 2.
+  const std::vector<double> predicted = {50, 80, 120, 200, 90};
+  const std::vector<double> others = {0, 7, 15, 63, 127};
+  std::vector<double> measured;
+  for (size_t i = 0; i < predicted.size(); ++i) measured.push_back(predicted[i] + 30 + 2 * others[i]);
+  const RequestTermsFit f = fit_request_terms(predicted, measured, others);
+  EXPECT_EQ(f.rows, 5u);
+  EXPECT_NEAR(f.per_in_flight_ms, 2.0, 1e-9);
+  EXPECT_NEAR(f.request_ms, 30.0, 1e-6);
+}
+
+TEST(ServingOverheadsFit, RequestTermsAreLeastAbsoluteAndNeverNegative) {
+  // Five rows with nothing else in flight: b changes nothing, so b = 0 (the boundary is as good) and a is the
+  // weighted median (weights 1 / measured) of the residuals 10, 10, 10, 500, 900: 10; one row of
+  // seconds of unmodelled queueing does not move it, as a least-squares fit would.
+  const RequestTermsFit f = fit_request_terms({100, 100, 100, 100, 100}, {110, 110, 110, 600, 1000}, {0, 0, 0, 0, 0});
+  EXPECT_EQ(f.per_in_flight_ms, 0.0);
+  EXPECT_DOUBLE_EQ(f.request_ms, 10.0);
+  // The model is slower than every run: a would be negative, so 0.
+  const RequestTermsFit g = fit_request_terms({100, 200}, {90, 180}, {0, 0});
+  EXPECT_EQ(g.request_ms, 0.0);
+  EXPECT_EQ(g.per_in_flight_ms, 0.0);
+  // Fewer than two usable rows: nothing fitted.
+  const RequestTermsFit h = fit_request_terms({100, 100}, {110, -1}, {0, 0});
+  EXPECT_EQ(h.rows, 0u);
+  EXPECT_EQ(h.request_ms, 0.0);
+}
+
+TEST(ServingOverheads, RequestDelaySpreadIsSeededAndBounded) {
+  ServingOverheads o;
+  o.request.ns = 10'000'000;
+  EXPECT_EQ(request_delay_ns(o, 7, 123), 10'000'000);  // no spread: exactly the mean
+  o.request_spread.ns = 4'000'000;
+  double sum = 0;
+  for (int64_t id = 0; id < 4000; ++id) {
+    const TimeNs d = request_delay_ns(o, 7, id);
+    EXPECT_GE(d, 6'000'000);
+    EXPECT_LE(d, 14'000'000);
+    EXPECT_EQ(d, request_delay_ns(o, 7, id));  // a pure function of (seed, id)
+    sum += static_cast<double>(d);
+  }
+  // Uniform on [6, 14] ms: mean 10 ms, standard error of 4000 draws ~0.036 ms.
+  EXPECT_NEAR(sum / 4000 / 1e6, 10.0, 0.15);
+  EXPECT_NE(request_delay_ns(o, 7, 1), request_delay_ns(o, 8, 1));
 }
 
 TEST(ServingOverheads, NoDataMeansNotModelled) {

@@ -25,6 +25,11 @@ nlohmann::json parse_json_input(std::string_view text, std::string_view what);
 // JSON text with invalid UTF-8 replaced by U+FFFD (output of untrusted strings never throws).
 std::string json_text(const nlohmann::json& j, int indent = -1);
 
+// JSON with two-space indentation whose arrays of scalars stay on one line (profile files: their
+// shape grids hold thousands of numbers, one per line would make a file several times larger).
+// No trailing newline. Deterministic: objects in key order.
+std::string json_text_flat_arrays(const nlohmann::json& j);
+
 // A short description of a value for error messages, without walking deep or large values:
 // scalars as written (strings cut at 60 characters), arrays and objects as "[array of N]" / "{object
 // of N keys}".

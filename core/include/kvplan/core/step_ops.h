@@ -116,6 +116,9 @@ struct StepOp {
   int layer_type = -1;        // StepOps::types index; -1: once per step
   int group = -1;             // KvLayout group index, for names like attention_decode(mla)
   int repeat = 1;             // instances in the step (layers of the type, or KV layers for swap-in)
+  // A tensor-parallel all-reduce of the hidden activations (shape: payload bytes per rank, ranks):
+  // serving engines may run their own kernel for it (custom_all_reduce.h).
+  bool tp_all_reduce = false;
 };
 
 struct StepLayerType {

@@ -54,7 +54,7 @@ namespace kvplan::sim {
 // request at t = 0, as the real client literally starts; with fixed lengths the simulated engine
 // then keeps the users in whatever synchrony its batching creates (an engine that prefills every
 // waiting prompt in one step, as SGLang does, keeps them in lock step: see
-// docs/benchmarks-serving.md for which measurements look like which).
+// docs/benchmarks.md, "Whole-model serving" for which measurements look like which).
 enum class BenchStart { kStaggered, kBurst };
 std::string_view bench_start_name(BenchStart start);
 BenchStart parse_bench_start(std::string_view text);  // staggered | burst
@@ -122,9 +122,10 @@ class BenchClient {
 // step per chunk — every user's prompt passes through the engine once per cycle, in its own step
 // (SGLang) or mixed into a decode step at about that marginal cost (vLLM); decode_step: a
 // decode-only step of min(C, max_num_seqs) sequences at context mean prompt + mean output / 2;
-// every step plus step_overhead. An estimate: batching prompts together makes real cycles a little
+// every step scaled by step_factor plus step_overhead (engine_step_ns). An estimate: batching prompts together makes real cycles a little
 // shorter, and the running load spreads the phases over the true cycle anyway.
 TimeNs estimate_request_cycle_ns(StepTimer& timer, const BenchClientSpec& spec, int64_t max_batched_tokens,
-                                 int32_t max_num_seqs, TimeNs request_overhead_ns, TimeNs step_overhead_ns);
+                                 int32_t max_num_seqs, TimeNs request_overhead_ns, TimeNs step_overhead_ns,
+                                 double step_factor = 1.0);
 
 }  // namespace kvplan::sim

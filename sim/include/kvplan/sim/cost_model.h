@@ -15,10 +15,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "kvplan/core/custom_all_reduce.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/sim/step_timer.h"
 #include "kvplan/sim/time.h"
@@ -41,6 +43,11 @@ struct CostOptions {
   // How the weights are stored: bytes read per GEMM, and the tensor-core rate of W8A8 / W4A4
   // GEMMs (gemm_compute_dtype for this GPU). run_simulation sets it from ServingConfig::weights.
   WeightFormat weights;
+  // The serving engine's own all-reduce for tensor-parallel activations (core/custom_all_reduce.h):
+  // an all-reduce of at most max_payload_bytes costs the faster of it and the profile's collective
+  // class (NCCL). nullopt: the profile prices every collective. Front ends set
+  // engine_custom_all_reduce(engine, gpu).
+  std::optional<CustomAllReduce> custom_all_reduce;
 };
 
 // One operator's cost in a step, for explanations (CLI --explain, GUI, docs).

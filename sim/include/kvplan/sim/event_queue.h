@@ -6,7 +6,9 @@
 //
 // Events are ordered by (time, kind priority, sequence number). The kind order says what happens
 // first when several things fall on the same nanosecond: a finishing step frees memory before an
-// arrival is queued, and samples see the state after both. The sequence number (push order) breaks
+// arrival is queued; an idle replica starts its next step only after every arrival of that
+// nanosecond is queued (kKick), so requests sent together are scheduled together, as an engine's
+// loop sees every request waiting in its input queue; samples see the state after all of them. The sequence number (push order) breaks
 // the remaining ties, so the order never depends on heap internals: the same pushes give the same
 // pops, byte for byte.
 #pragma once
@@ -24,8 +26,9 @@ enum class EventKind : uint8_t {
   kKvTransferDone = 1,   // prefill -> decode KV transfer ends (disaggregation)
   kArrival = 2,          // a request reaches the router
   kUserReturn = 3,       // a closed-loop user sends its next turn
-  kSample = 4,           // time-series sample
-  kStop = 5,             // end of the simulated horizon
+  kKick = 4,             // an idle replica that received requests at this time plans a step
+  kSample = 5,           // time-series sample
+  kStop = 6,             // end of the simulated horizon
 };
 
 struct Event {

@@ -42,6 +42,7 @@ struct ReplicaSetup {
   const KvLayout* layout = nullptr;  // exact token bytes for usage()
   uint64_t seed = 0;
   TimeNs step_overhead_ns = 0;  // engine CPU time per step, added once to every step (serving_overheads.h)
+  double step_factor = 1.0;     // the engine's step time per cost-model step time (serving_overheads.h)
 };
 
 // Something a step produced that the simulation must act on.
