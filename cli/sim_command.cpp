@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -352,6 +353,9 @@ int run_default_users() {
                              s.best, s.first_failing, s.at_best.ttft_ms.p90, s.at_best.tpot_ms.p90,
                              s.at_best.requests_per_s);
   }
+  const sim::StepTimeSource source = sim::resolve_step_time_source(config);
+  std::istringstream source_lines(step_source_text(source.summary, source.band));
+  for (std::string line; std::getline(source_lines, line);) std::cout << "  " << line << "\n";
   std::cerr << fmt::format("(capacity search: {} simulations in {:.2f} s)\n", s.probes.size(), wall);
   return 0;
 }

@@ -54,6 +54,9 @@ TEST(Cli, DefaultScenarioAnswers) {
   EXPECT_NE(r.out.find("KV cache budget"), std::string::npos);
   EXPECT_NE(r.out.find("concurrent users meet it"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Azure LLM inference trace 2023"), std::string::npos);
+  // the simulated answer says what its step times rest on, and how far that source was off
+  EXPECT_NE(r.out.find("step times: published h100-sxm profile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("latency band: TTFT"), std::string::npos) << r.out;
 }
 
 TEST(Cli, MemoryJsonHasRequiredFields) {
