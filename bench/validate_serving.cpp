@@ -38,9 +38,8 @@
 #include "kvplan/core/error.h"
 #include "kvplan/sim/serving_overheads.h"
 #include "kvplan/sim/simulation.h"
-#include "memory_options.h"
+#include "kvplan/plan/simulate.h"
 #include "serving_cases.h"
-#include "sim_options.h"
 
 namespace {
 
@@ -80,7 +79,7 @@ std::string g_profiles_dir;
 Prediction simulate(const ServingCase& c, Client client, std::optional<Overheads> overheads) {
   Prediction p;
   try {
-    kvplan::cli::FlagValues sim_flags = c.sim_flags;
+    kvplan::plan::SettingValues sim_flags = c.sim_flags;
     if (!g_profiles_dir.empty()) {
       const std::string path = g_profiles_dir + "/" + c.gpu + ".json";
       if (std::ifstream(path).good()) sim_flags["profile"] = path;
@@ -91,8 +90,8 @@ Prediction simulate(const ServingCase& c, Client client, std::optional<Overheads
       sim_flags["request-overhead-ms"] = fmt::format("{}", overheads->request_ms);
       sim_flags["step-overhead-ms"] = fmt::format("{}", overheads->step_ms);
     }
-    const sim::SimulationConfig cfg =
-        kvplan::cli::build_simulation(kvplan::cli::build_scenario(c.memory_flags), sim_flags);
+    const sim::SimulationConfig cfg = kvplan::plan::simulation_config(
+        kvplan::plan::with_values(kvplan::plan::with_values(kvplan::plan::Scenario{}, c.memory_flags), sim_flags));
     const sim::SimulationResult r = sim::run_simulation(cfg);
     if (r.summary.measured == 0) {
       p.error = "no request finished";
