@@ -5,7 +5,8 @@
 #   bash scripts/fuzz.sh build            # configure and build build-sanitize
 #   bash scripts/fuzz.sh tests            # the CPU tests under ASan + UBSan
 #   bash scripts/fuzz.sh smoke [SECONDS]  # every target: its regression inputs, then SECONDS of fuzzing
-#                                         # from its seed corpus (default 20); CI runs this
+#                                         # from its seed corpus (default 20) with a fixed random
+#                                         # seed, so a CI failure replays; CI runs this
 #   bash scripts/fuzz.sh long  [SECONDS]  # every target for SECONDS (default 3600), corpora kept in
 #                                         # build-sanitize/fuzz-corpus; prints the inputs run per target
 # A crash, an escaped exception, a hang (> 10 s per input) or a blow-up (> 2 GiB) fails the run and
@@ -39,8 +40,8 @@ build() {  # configures once, then builds incrementally
   cmake --build "$dir" -j "${KVPLAN_JOBS:-2}"
 }
 
-run_target() {  # target seconds corpus_dir
-  local t=$1 seconds=$2 corpus=$3 dict d
+run_target() {  # target seconds corpus_dir [seed]
+  local t=$1 seconds=$2 corpus=$3 seed=${4:-0} dict d
   d=$(dict_of "$t")
   dict=()
   [ -n "$d" ] && dict=(-dict="$root/tests/fuzz/dict/$d.dict")
@@ -53,7 +54,7 @@ run_target() {  # target seconds corpus_dir
   fi
   local log="$dir/fuzz-artifacts/$t.log"
   if ! "$dir/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-       "${dict[@]}" -artifact_prefix="$dir/fuzz-artifacts/$t-" -print_final_stats=1 \
+       "${dict[@]}" -artifact_prefix="$dir/fuzz-artifacts/$t-" -print_final_stats=1 -seed="$seed" \
        "$corpus" "$root/tests/fuzz/corpus/$t" >"$log" 2>&1; then
     echo "fuzz: $t found a defect (input kept in $dir/fuzz-artifacts/):"
     grep -E "ERROR|SUMMARY|runtime error|uncaught" "$log" | head -20
@@ -76,7 +77,9 @@ case "${1:-smoke}" in
     status=0
     for t in "${targets[@]}"; do
       if [ "$1" = smoke ]; then corpus=$(mktemp -d); else corpus="$dir/fuzz-corpus/$t"; fi
-      run_target "$t" "$seconds" "$corpus" || status=1
+      # smoke: fixed seed (the same mutations on every machine; only how far they get differs);
+      # long: seed 0, a fresh random seed each run
+      run_target "$t" "$seconds" "$corpus" "$([ "$1" = smoke ] && echo 1 || echo 0)" || status=1
       [ "$1" = smoke ] && rm -rf "$corpus"
     done
     exit $status ;;

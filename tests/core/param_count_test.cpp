@@ -117,6 +117,34 @@ TEST(ParamCount, PresetsMatchPublishedTotals) {
   EXPECT_EQ(checked, 26);
 }
 
+// The glm4_moe checkpoints carry one multi-token-prediction layer that serving without speculative
+// decoding does not load, so their presets are marked "differs". Adding that layer by hand must give
+// the Hugging Face safetensors totals exactly: it checks the GLM-4.5 preset, which is reconstructed
+// (data/models/SOURCES.md), to the parameter.
+int64_t glm4_moe_mtp_layer(int64_t hidden, int64_t q_width, int64_t kv_width, bool qk_norm, int64_t experts,
+                           int64_t expert_width, int64_t vocab) {
+  const int64_t attention = hidden * q_width + q_width             // q with bias
+                            + 2 * (hidden * kv_width + kv_width)   // k, v with biases
+                            + q_width * hidden                     // o, no bias
+                            + (qk_norm ? 2 * 128 : 0);             // q_norm, k_norm over head_dim 128
+  const int64_t moe = (experts + 1) * 3 * hidden * expert_width    // routed + one shared expert
+                      + experts * hidden + experts;                // router + correction bias
+  const int64_t norms = 2 * hidden                                 // input, post-attention
+                        + 3 * hidden;                              // enorm, hnorm, shared_head.norm
+  const int64_t eh_proj = 2 * hidden * hidden;
+  const int64_t embedding_and_head = 2 * vocab * hidden;
+  return attention + moe + norms + eh_proj + embedding_and_head;
+}
+
+TEST(ParamCount, Glm45PresetsPlusTheirMtpLayerEqualTheCheckpointTotals) {
+  // GLM-4.5: hidden 5120, 96 x 128 query, 8 x 128 KV, QK norms, 160 experts of 1536, vocab 151552
+  EXPECT_EQ(glm4_moe_mtp_layer(5120, 12288, 1024, true, 160, 1536, 151552), 5539962272);
+  EXPECT_EQ(count_parameters(resolve_model("glm-4.5")).total() + 5539962272, 358337791296);
+  // GLM-4.5-Air: hidden 4096, 96 x 128 query, 8 x 128 KV, no QK norms, 128 experts of 1408
+  EXPECT_EQ(glm4_moe_mtp_layer(4096, 12288, 1024, false, 128, 1408, 151552), 3616573568);
+  EXPECT_EQ(count_parameters(resolve_model("glm-4.5-air")).total() + 3616573568, 110468824832);
+}
+
 TEST(WeightBytes, Llama31_8bBf16Total) {
   // 2 B * 8,030,261,248
   EXPECT_EQ(weight_bytes_total(resolve_model("llama-3.1-8b"), WeightFormat{}), int64_t{2} * 8030261248);
