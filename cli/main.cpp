@@ -54,9 +54,9 @@ int run_command_line(int argc, char** argv) {
 
   bool json = false;
   auto* models = app.add_subcommand("models", "List model presets");
-  models->add_flag("--json", json, "JSON output");
+  models->add_flag("--json", json, plain_help("Print JSON instead of text", "none (a switch)"));
   auto* gpus = app.add_subcommand("gpus", "List GPU presets (datasheet figures with sources)");
-  gpus->add_flag("--json", json, "JSON output");
+  gpus->add_flag("--json", json, plain_help("Print JSON instead of text", "none (a switch)"));
 
   auto* memory = app.add_subcommand("memory", "Where every byte of GPU memory goes, and how many requests fit");
   kvplan::cli::SettingOptions memory_settings;
@@ -99,47 +99,50 @@ int run_command_line(int argc, char** argv) {
 
   auto* report = app.add_subcommand("report", "Write a report of a scenario: PDF with charts, HTML with SVG charts, CSV, JSON");
   kvplan::cli::ReportRequest report_request;
-  report->add_option("scenario", report_request.scenario, "Scenario JSON (docs/reports.md)")->required();
-  report->add_option("--pdf", report_request.pdf, "PDF file to write (builds with Qt)");
-  report->add_option("--html", report_request.html, "Self-contained HTML file to write");
-  report->add_option("--csv", report_request.csv, "CSV file to write");
-  report->add_option("--json", report_request.json, "JSON file to write");
+  report->add_option("scenario", report_request.scenario, plain_help("Scenario JSON, version 2 or 1 (docs/reports.md)", "path"))
+      ->required()
+      ->type_name("FILE");
+  report->add_option("--pdf", report_request.pdf, plain_help("PDF file to write (builds with Qt)", "path"))->type_name("FILE");
+  report->add_option("--html", report_request.html, plain_help("Self-contained HTML file to write", "path"))->type_name("FILE");
+  report->add_option("--csv", report_request.csv, plain_help("CSV file to write", "path"))->type_name("FILE");
+  report->add_option("--json", report_request.json, plain_help("JSON file to write", "path"))->type_name("FILE");
 
   auto* calibrate = app.add_subcommand("calibrate", "GPU calibration: measure (GPU builds), inspect, merge and fit databases");
   calibrate->require_subcommand(1, 1);
   std::string cal_file, cal_src;
   bool cal_json = false;
   auto* cal_inspect = calibrate->add_subcommand("inspect", "Runs, GPUs, kernels, rows, CUPTI/event agreement and fits in a database");
-  cal_inspect->add_option("file", cal_file, "Calibration database (.sqlite)")->required();
-  cal_inspect->add_flag("--json", cal_json, "JSON output");
+  cal_inspect->add_option("file", cal_file, plain_help("Calibration database (.sqlite)", "path"))->required();
+  cal_inspect->add_flag("--json", cal_json, plain_help("Print JSON instead of text", "none (a switch)"));
   auto* cal_import = calibrate->add_subcommand("import", "Copy every run of SRC into DEST as new runs (never overwrites)");
-  cal_import->add_option("dest", cal_file, "Destination database (created when missing)")->required();
-  cal_import->add_option("src", cal_src, "Database to copy from")->required();
+  cal_import->add_option("dest", cal_file, plain_help("Destination database (created when missing)", "path"))->required();
+  cal_import->add_option("src", cal_src, plain_help("Database to copy from", "path"))->required();
   kvplan::cli::CalibrateImportPublishedRequest published_request;
   auto* cal_published = calibrate->add_subcommand(
       "import-published", "Read published GPU operator tables (data/measurements) into a database as 'published' runs");
-  cal_published->add_option("dir", published_request.dir, "Folder of the tables (data/measurements)")->required();
-  cal_published->add_option("--out", published_request.out, "Database to write (created when missing)")->required();
-  cal_published->add_option("--gpu", published_request.gpu, "Only this GPU preset's tables (default: every GPU)");
+  cal_published->add_option("dir", published_request.dir, plain_help("Folder of the tables (data/measurements)", "path"))->required();
+  cal_published->add_option("--out", published_request.out, plain_help("Database to write (created when missing)", "path"))->required();
+  cal_published->add_option("--gpu", published_request.gpu, plain_help("Only this GPU preset's tables (default: every GPU)", "GPU preset id"));
   kvplan::cli::CalibrateFitRequest fit_request;
   auto* cal_fit = calibrate->add_subcommand("fit", "Fit efficiency curves per operator class; write a PerfProfile JSON");
-  cal_fit->add_option("file", fit_request.file, "Calibration database (.sqlite)")->required();
+  cal_fit->add_option("file", fit_request.file, plain_help("Calibration database (.sqlite)", "path"))->required();
   cal_fit->add_option("--run", fit_request.run,
-                      "Run id, ids joined by commas, or 'all' (every complete run, pooled; default: the newest complete run)");
-  cal_fit->add_option("--gpu", fit_request.gpu, "GPU preset the efficiencies are relative to (default: from the run)");
-  cal_fit->add_option("--out", fit_request.out, "PerfProfile JSON to write (use with --profile)")->required();
+                      plain_help("Run id, ids joined by commas, or 'all' (every complete run, pooled; default: the newest "
+                                 "complete run)", "run ids"));
+  cal_fit->add_option("--gpu", fit_request.gpu, plain_help("GPU preset the efficiencies are relative to (default: from the run)", "GPU preset id"));
+  cal_fit->add_option("--out", fit_request.out, plain_help("PerfProfile JSON to write (use with --profile)", "path"))->required();
   kvplan::cli::CalibrateRunRequest run_request;
   auto* cal_run = calibrate->add_subcommand("run", "Measure this machine's GPU into a database (GPU builds only)");
   bool cal_quick = true;  // the default grid; --full overrides
-  cal_run->add_flag("--quick", cal_quick, "Quick grid (default)");
-  cal_run->add_flag("--full", run_request.full, "Full grid");
-  cal_run->add_option("--out", run_request.out, "Calibration database to write (created when missing)");
-  cal_run->add_flag("--resume", run_request.resume, "Continue the newest unfinished run in --out");
-  cal_run->add_option("--device", run_request.device, "CUDA device index");
-  cal_run->add_option("--reps", run_request.reps, "Timed repetitions per shape (default: grid's)");
-  cal_run->add_option("--warmup", run_request.warmup, "Warm-up repetitions per shape (default: grid's)");
-  cal_run->add_flag("--list", run_request.list_only, "Print the shape grid and exit");
-  cal_run->add_option("--kernel", run_request.kernel, "Measure only this kernel id");
+  cal_run->add_flag("--quick", cal_quick, plain_help("Quick grid (default)", "none (a switch)"));
+  cal_run->add_flag("--full", run_request.full, plain_help("Full grid", "none (a switch)"));
+  cal_run->add_option("--out", run_request.out, plain_help("Calibration database to write (created when missing)", "path"));
+  cal_run->add_flag("--resume", run_request.resume, plain_help("Continue the newest unfinished run in --out", "none (a switch)"));
+  cal_run->add_option("--device", run_request.device, plain_help("CUDA device index", "index (0 = first GPU)"));
+  cal_run->add_option("--reps", run_request.reps, plain_help("Timed repetitions per shape; 0 means the grid's", "repetitions"));
+  cal_run->add_option("--warmup", run_request.warmup, plain_help("Warm-up repetitions per shape; 0 means the grid's", "repetitions"));
+  cal_run->add_flag("--list", run_request.list_only, plain_help("Print the shape grid and exit", "none (a switch)"));
+  cal_run->add_option("--kernel", run_request.kernel, plain_help("Measure only this kernel id", "kernel id"));
 
   try {
     app.parse(argc, argv);
