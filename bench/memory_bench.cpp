@@ -1,9 +1,12 @@
-// Time of one analytic answer: plan_memory for a model, GPU and scheme (presets already parsed).
+// Time of one analytic answer: plan_memory for a model, GPU and scheme (presets already parsed), and
+// the same through the plan/ layer: plan::answer_memory of a resolved scenario (what the CLI and the
+// planner call after reading the presets once), and of a typed Scenario (presets read each time).
 //   ./build/bench/kvplan_bench_memory
 #include <benchmark/benchmark.h>
 
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/plan/memory.h"
 
 namespace {
 
@@ -38,10 +41,33 @@ void BM_PlanWithDistribution(benchmark::State& state) {
   }
 }
 
+void BM_Plan_AnswerMemory_Resolved(benchmark::State& state) {
+  kvplan::plan::Scenario s;
+  s.kv_cache.dtype = kvplan::DType::kFp8E4M3;
+  s.engine.max_model_len = 8192;
+  const kvplan::plan::ResolvedScenario r = kvplan::plan::resolve(s);
+  for (auto _ : state) {
+    kvplan::plan::MemoryAnswer a = kvplan::plan::answer_memory(r);
+    benchmark::DoNotOptimize(a.plan.num_blocks);
+  }
+}
+
+void BM_Plan_AnswerMemory_Scenario(benchmark::State& state) {
+  kvplan::plan::Scenario s;
+  s.kv_cache.dtype = kvplan::DType::kFp8E4M3;
+  s.engine.max_model_len = 8192;
+  for (auto _ : state) {
+    kvplan::plan::MemoryAnswer a = kvplan::plan::answer_memory(s);
+    benchmark::DoNotOptimize(a.plan.num_blocks);
+  }
+}
+
 }  // namespace
 
 BENCHMARK(BM_Llama31_8B_H100);
 BENCHMARK(BM_Llama31_70B_H100_TP4_Int4KV);
 BENCHMARK(BM_DeepSeekV3_H200_TP8);
 BENCHMARK(BM_PlanWithDistribution);
+BENCHMARK(BM_Plan_AnswerMemory_Resolved);
+BENCHMARK(BM_Plan_AnswerMemory_Scenario);
 BENCHMARK_MAIN();

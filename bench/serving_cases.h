@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "flag_parse.h"
+#include "kvplan/plan/settings.h"
 
 namespace kvplan::bench {
 
@@ -27,9 +27,9 @@ struct ServingCase {
   double measured_ttft_ms = 0, measured_tpot_ms = 0;
   std::string notes;        // approximations kvplan makes for this row
   std::string why_not;      // non-empty: kvplan cannot express the run (the reason)
-  // The run as kvplan flags (memory flags pick model/GPU/engine/parallelism; simulation flags the
-  // client). Overhead flags are added by the caller.
-  cli::FlagValues memory_flags, sim_flags;
+  // The run as kvplan settings by flag (memory flags pick model/GPU/engine/parallelism; simulation
+  // flags the client). Overhead flags are added by the caller.
+  plan::SettingValues memory_flags, sim_flags;
   // Concurrency per engine instance (what "low concurrency" is judged on).
   int64_t concurrency_per_replica() const { return replicas > 0 ? concurrency / replicas : concurrency; }
   // The equivalent command line, for reproducing one row by hand.

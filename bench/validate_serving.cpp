@@ -51,9 +51,8 @@
 #include "kvplan/core/perf_profile.h"
 #include "kvplan/sim/serving_overheads.h"
 #include "kvplan/sim/simulation.h"
-#include "memory_options.h"
+#include "kvplan/plan/simulate.h"
 #include "serving_cases.h"
-#include "sim_options.h"
 
 namespace {
 
@@ -94,7 +93,7 @@ std::string g_profile;
 Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> terms) {
   Prediction p;
   try {
-    kvplan::cli::FlagValues sim_flags = c.sim_flags;
+    kvplan::plan::SettingValues sim_flags = c.sim_flags;
     if (!g_profile.empty()) sim_flags["profile"] = g_profile;
     if (client == Client::kBurst) sim_flags["bench-start"] = "burst";
     if (client == Client::kBench) sim_flags["bench-start"] = "staggered";
@@ -104,8 +103,8 @@ Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> te
       sim_flags["step-overhead-ms"] = fmt::format("{}", terms->step_ms);
       sim_flags["step-time-factor"] = fmt::format("{}", terms->factor);
     }
-    const sim::SimulationConfig cfg =
-        kvplan::cli::build_simulation(kvplan::cli::build_scenario(c.memory_flags), sim_flags);
+    const sim::SimulationConfig cfg = kvplan::plan::simulation_config(
+        kvplan::plan::with_values(kvplan::plan::with_values(kvplan::plan::Scenario{}, c.memory_flags), sim_flags));
     const sim::SimulationResult r = sim::run_simulation(cfg);
     if (r.summary.measured == 0) {
       p.error = "no request finished";

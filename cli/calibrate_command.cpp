@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "flag_parse.h"
 #include "kvplan/calibration/fit_run.h"
 #include "kvplan/calibration/published_import.h"
 #include "kvplan/calibration/store.h"
@@ -18,6 +17,7 @@
 #include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
+#include "kvplan/core/number_text.h"
 #include "kvplan/core/presets.h"
 
 #include "sibling_exec.h"
@@ -168,7 +168,9 @@ int run_calibrate_fit(const CalibrateFitRequest& request) {
     while (begin <= request.run.size()) {
       const size_t comma = std::min(request.run.find(',', begin), request.run.size());
       const std::string one = request.run.substr(begin, comma - begin);
-      const int64_t id = parse_int_flag("run", one);
+      const std::optional<int64_t> parsed = parse_int64_text(one);
+      if (!parsed) throw ConfigError(fmt::format("--run={} must be an integer (at most 19 digits)", one));
+      const int64_t id = *parsed;
       if (id < 1) throw ConfigError(fmt::format("--run={}: run id {} must be >= 1", request.run, one));
       run_ids.push_back(id);
       begin = comma + 1;

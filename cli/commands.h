@@ -1,11 +1,13 @@
-// cli/commands.h — the subcommands of `kvplan`. Each returns the process exit status and throws
-// ConfigError for bad input (main prints it and exits with status 2).
+// cli/commands.h — the subcommands of `kvplan`: each takes the typed scenario the flags (and any
+// --scenario file) describe, asks plan/ for the answer and prints it. Each returns the process exit
+// status and throws ConfigError for bad input (main prints it and exits with status 2).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "memory_options.h"
+#include "kvplan/core/vllm_log_scenario.h"
+#include "kvplan/plan/scenario.h"
 
 namespace kvplan::cli {
 
@@ -13,16 +15,16 @@ int run_models(bool json);
 int run_gpus(bool json);
 
 struct MemoryRequest {
-  FlagValues flags;
+  plan::Scenario scenario;
   bool json = false;
   std::string compare;        // KEY=V1,V2,...
   std::string from_vllm_log;  // path
+  LogOverrides log_overrides; // --from-vllm-log: the model and GPU when given
 };
 int run_memory(const MemoryRequest& request);
 
 struct SimRequest {
-  FlagValues memory_flags;  // model, GPU, engine, KV scheme (see memory_options.h)
-  FlagValues sim_flags;     // scheduler, workload, SLO (see sim_options.h)
+  plan::Scenario scenario;
   bool json = false;
   std::string out_dir;      // simulate: write summary.json, requests.csv, timeseries.csv here
   double tolerance = 0;     // capacity: relative bracket width at which the search stops
@@ -35,9 +37,9 @@ int run_capacity(const SimRequest& request);
 // The default run's simulated answer: concurrent chat users under an SLO.
 int run_default_users();
 
-// `kvplan report SCENARIO --pdf F --html F --csv F --json F` (report_command.cpp, built into the
-// kvplan executable with the report library). --pdf in a build without Qt: prints "PDF needs a build
-// with Qt", returns 2 and writes nothing.
+// `kvplan report SCENARIO --pdf F --html F --csv F --json F` (report_command.cpp). --pdf is handed
+// to kvplan-report-pdf next to kvplan (gui/); in a build without Qt: prints "PDF needs a build with
+// Qt", returns 2 and writes nothing.
 struct ReportRequest {
   std::string scenario;
   std::string pdf, html, csv, json;  // empty: not written

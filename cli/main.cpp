@@ -1,7 +1,8 @@
 // kvplan — KV-cache capacity planner. `kvplan` alone runs the default scenario (Llama-3.1-8B on
 // one H100 SXM with vLLM defaults); subcommands: models, gpus, memory, simulate, capacity, report,
-// calibrate. memory, simulate and capacity take --scenario FILE (scenario_file.h): the file's flags
-// are the base and flags typed on the command line override them.
+// calibrate. Flags become a typed plan::Scenario (setting_options.h); memory, simulate and capacity
+// take --scenario FILE (kvplan/plan/scenario_file.h): the file's scenario is the base and flags
+// typed on the command line override it. The answers, their JSON and text come from plan/.
 #include <iostream>
 #include <map>
 
@@ -9,56 +10,20 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "scenario_file.h"
-#include "sim_options.h"
 #include "kvplan/config.h"
 #include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
+#include "kvplan/plan/scenario_file.h"
+#include "setting_options.h"
 
 namespace {
 
 constexpr int kBadInput = 2;
 constexpr int kInternalError = 70;  // EX_SOFTWARE (sysexits.h)
 
-void add_memory_flags(CLI::App& cmd, std::map<std::string, std::string>& values,
-                      std::map<std::string, CLI::Option*>& options) {
-  using kvplan::cli::memory_flag_defaults;
-  for (const auto& [name, def] : memory_flag_defaults()) {
-    std::string flag = "--" + name;
-    if (name == "tensor-parallel-size") flag = "-t,--tensor-parallel-size";
-    if (name == "pipeline-parallel-size") flag = "-p,--pipeline-parallel-size";
-    std::string help = def.empty() ? std::string() : "default: " + def;
-    options[name] = cmd.add_option(flag, values[name], help);
-    // Switches work as vLLM's do (--enforce-eager) and also take an explicit true/false.
-    if (def == "false" || def == "true") options[name]->expected(0, 1);
-  }
-}
-
-kvplan::cli::FlagValues given(const std::map<std::string, std::string>& values,
-                              const std::map<std::string, CLI::Option*>& options) {
-  kvplan::cli::FlagValues out;
-  for (const auto& [name, opt] : options) {
-    if (opt->count() == 0) continue;
-    // A switch given without a value means true.
-    out[name] = opt->results().empty() || opt->results().front().empty() ? std::string("true") : values.at(name);
-  }
-  return out;
-}
-
-void add_sim_flags(CLI::App& cmd, std::map<std::string, std::string>& values,
-                   std::map<std::string, CLI::Option*>& options) {
-  for (const auto& [name, def] : kvplan::cli::sim_flag_defaults()) {
-    std::string help = def.empty() ? std::string() : "default: " + def;
-    options[name] = cmd.add_option("--" + name, values[name], help);
-    if (def == "false" || def == "true") options[name]->expected(0, 1);
-  }
-}
-
-// The scenario file's flags (if any), then the flags typed on the command line on top.
-kvplan::cli::FlagValues with_scenario(const kvplan::cli::FlagValues& file, const kvplan::cli::FlagValues& typed) {
-  kvplan::cli::FlagValues out = file;
-  for (const auto& [name, value] : typed) out[name] = value;
-  return out;
+// A switch or option that is not a setting: its help in the settings' form.
+std::string plain_help(const char* description, const char* unit) {
+  return fmt::format("{}. Unit: {}.", description, unit);
 }
 
 int run_command_line(int argc, char** argv);
@@ -83,88 +48,101 @@ namespace {
 int run_command_line(int argc, char** argv) {
   CLI::App app{fmt::format("kvplan {} — how many concurrent users fit on this hardware, with this model "
                            "and KV-cache scheme", KVPLAN_VERSION)};
+  app.set_help_flag("-h,--help", plain_help("Print this help and exit", "none (a switch)"));
   app.set_version_flag("--version", std::string(KVPLAN_VERSION) + " (" + KVPLAN_GIT_COMMIT + ")");
   app.require_subcommand(0, 1);
 
   bool json = false;
   auto* models = app.add_subcommand("models", "List model presets");
-  models->add_flag("--json", json, "JSON output");
+  models->add_flag("--json", json, plain_help("Print JSON instead of text", "none (a switch)"));
   auto* gpus = app.add_subcommand("gpus", "List GPU presets (datasheet figures with sources)");
-  gpus->add_flag("--json", json, "JSON output");
+  gpus->add_flag("--json", json, plain_help("Print JSON instead of text", "none (a switch)"));
 
   auto* memory = app.add_subcommand("memory", "Where every byte of GPU memory goes, and how many requests fit");
-  std::map<std::string, std::string> values;
-  std::map<std::string, CLI::Option*> options;
-  add_memory_flags(*memory, values, options);
+  kvplan::cli::SettingOptions memory_settings;
+  memory_settings.add_to(*memory, kvplan::plan::Command::kMemory);
   kvplan::cli::MemoryRequest request;
-  memory->add_flag("--json", request.json, "JSON output");
-  memory->add_option("--compare", request.compare, "KEY=V1,V2,...: side by side, e.g. kv-cache-dtype=auto,fp8,int4");
+  memory->add_flag("--json", request.json, plain_help("Print JSON instead of text", "none (a switch)"));
+  memory->add_option("--compare", request.compare,
+                     plain_help("Vary one setting, side by side, e.g. kv-cache-dtype=auto,fp8,int4",
+                                "KEY=V1,V2,... (a setting and its values)"))
+      ->type_name("KEY=V1,V2");
   memory->add_option("--from-vllm-log", request.from_vllm_log,
-                     "A vLLM start-up log: predict its printed figures and compare term by term");
+                     plain_help("A vLLM start-up log: predict its printed figures and compare term by term", "path"))
+      ->type_name("FILE");
   std::string scenario_path;
-  const char* scenario_help = "Scenario JSON (docs/reports.md): its flags are the base; flags given here override them";
-  memory->add_option("--scenario", scenario_path, scenario_help);
+  const std::string scenario_help =
+      plain_help("Scenario JSON (docs/reports.md): its settings are the base; flags given here override them", "path");
+  memory->add_option("--scenario", scenario_path, scenario_help)->type_name("FILE");
 
   auto* simulate = app.add_subcommand("simulate", "Simulate serving a workload: latency, throughput, KV memory over time");
   auto* capacity = app.add_subcommand("capacity", "Largest arrival rate or number of users that meets an SLO");
-  std::map<std::string, std::string> sim_values, sim_memory_values;
-  std::map<std::string, CLI::Option*> sim_options, sim_memory_options;
+  kvplan::cli::SettingOptions simulate_settings, capacity_settings;
+  simulate_settings.add_to(*simulate, kvplan::plan::Command::kSimulate);
+  capacity_settings.add_to(*capacity, kvplan::plan::Command::kSimulate);
   kvplan::cli::SimRequest sim_request;
   for (CLI::App* cmd : {simulate, capacity}) {
-    add_memory_flags(*cmd, sim_memory_values, sim_memory_options);
-    add_sim_flags(*cmd, sim_values, sim_options);
-    cmd->add_flag("--json", sim_request.json, "JSON output");
-    cmd->add_option("--scenario", scenario_path, scenario_help);
+    cmd->add_flag("--json", sim_request.json, plain_help("Print JSON instead of text", "none (a switch)"));
+    cmd->add_option("--scenario", scenario_path, scenario_help)->type_name("FILE");
   }
-  simulate->add_option("--out", sim_request.out_dir, "Write summary.json, requests.csv and timeseries.csv here");
+  simulate->add_option("--out", sim_request.out_dir,
+                       plain_help("Write summary.json, requests.csv and timeseries.csv here", "directory"))
+      ->type_name("DIR");
   simulate->add_option("--explain-step", sim_request.explain_step,
-                       "B,C[,P]: explain one step (B decode sequences of C tokens, plus a prefill chunk of P tokens) "
-                       "operator by operator, with each term's source, instead of simulating");
-  capacity->add_option("--tolerance", sim_request.tolerance, "Stop when the bracket is this narrow (relative; default 0.02)");
+                       plain_help("B,C[,P]: explain one step (B decode sequences of C tokens, plus a prefill chunk of P "
+                                  "tokens) operator by operator, with each term's source, instead of simulating",
+                                  "sequences,tokens[,tokens]"))
+      ->type_name("B,C[,P]");
+  capacity->add_option("--tolerance", sim_request.tolerance,
+                       plain_help("Stop when the bracket is this narrow; default 0.02", "relative width"))
+      ->type_name("NUMBER");
 
   auto* report = app.add_subcommand("report", "Write a report of a scenario: PDF with charts, HTML with SVG charts, CSV, JSON");
   kvplan::cli::ReportRequest report_request;
-  report->add_option("scenario", report_request.scenario, "Scenario JSON (docs/reports.md)")->required();
-  report->add_option("--pdf", report_request.pdf, "PDF file to write (builds with Qt)");
-  report->add_option("--html", report_request.html, "Self-contained HTML file to write");
-  report->add_option("--csv", report_request.csv, "CSV file to write");
-  report->add_option("--json", report_request.json, "JSON file to write");
+  report->add_option("scenario", report_request.scenario, plain_help("Scenario JSON, version 2 or 1 (docs/reports.md)", "path"))
+      ->required()
+      ->type_name("FILE");
+  report->add_option("--pdf", report_request.pdf, plain_help("PDF file to write (builds with Qt)", "path"))->type_name("FILE");
+  report->add_option("--html", report_request.html, plain_help("Self-contained HTML file to write", "path"))->type_name("FILE");
+  report->add_option("--csv", report_request.csv, plain_help("CSV file to write", "path"))->type_name("FILE");
+  report->add_option("--json", report_request.json, plain_help("JSON file to write", "path"))->type_name("FILE");
 
   auto* calibrate = app.add_subcommand("calibrate", "GPU calibration: measure (GPU builds), inspect, merge and fit databases");
   calibrate->require_subcommand(1, 1);
   std::string cal_file, cal_src;
   bool cal_json = false;
   auto* cal_inspect = calibrate->add_subcommand("inspect", "Runs, GPUs, kernels, rows, CUPTI/event agreement and fits in a database");
-  cal_inspect->add_option("file", cal_file, "Calibration database (.sqlite)")->required();
-  cal_inspect->add_flag("--json", cal_json, "JSON output");
+  cal_inspect->add_option("file", cal_file, plain_help("Calibration database (.sqlite)", "path"))->required();
+  cal_inspect->add_flag("--json", cal_json, plain_help("Print JSON instead of text", "none (a switch)"));
   auto* cal_import = calibrate->add_subcommand("import", "Copy every run of SRC into DEST as new runs (never overwrites)");
-  cal_import->add_option("dest", cal_file, "Destination database (created when missing)")->required();
-  cal_import->add_option("src", cal_src, "Database to copy from")->required();
+  cal_import->add_option("dest", cal_file, plain_help("Destination database (created when missing)", "path"))->required();
+  cal_import->add_option("src", cal_src, plain_help("Database to copy from", "path"))->required();
   kvplan::cli::CalibrateImportPublishedRequest published_request;
   auto* cal_published = calibrate->add_subcommand(
       "import-published", "Read published GPU operator tables (data/measurements) into a database as 'published' runs");
-  cal_published->add_option("dir", published_request.dir, "Folder of the tables (data/measurements)")->required();
-  cal_published->add_option("--out", published_request.out, "Database to write (created when missing)")->required();
-  cal_published->add_option("--gpu", published_request.gpu, "Only this GPU preset's tables (default: every GPU)");
+  cal_published->add_option("dir", published_request.dir, plain_help("Folder of the tables (data/measurements)", "path"))->required();
+  cal_published->add_option("--out", published_request.out, plain_help("Database to write (created when missing)", "path"))->required();
+  cal_published->add_option("--gpu", published_request.gpu, plain_help("Only this GPU preset's tables (default: every GPU)", "GPU preset id"));
   kvplan::cli::CalibrateFitRequest fit_request;
   auto* cal_fit = calibrate->add_subcommand("fit", "Fit efficiency curves per operator class; write a PerfProfile JSON");
-  cal_fit->add_option("file", fit_request.file, "Calibration database (.sqlite)")->required();
+  cal_fit->add_option("file", fit_request.file, plain_help("Calibration database (.sqlite)", "path"))->required();
   cal_fit->add_option("--run", fit_request.run,
-                      "Run id, ids joined by commas, or 'all' (every complete run, pooled; default: the newest complete run)");
-  cal_fit->add_option("--gpu", fit_request.gpu, "GPU preset the efficiencies are relative to (default: from the run)");
-  cal_fit->add_option("--out", fit_request.out, "PerfProfile JSON to write (use with --profile)")->required();
+                      plain_help("Run id, ids joined by commas, or 'all' (every complete run, pooled; default: the newest "
+                                 "complete run)", "run ids"));
+  cal_fit->add_option("--gpu", fit_request.gpu, plain_help("GPU preset the efficiencies are relative to (default: from the run)", "GPU preset id"));
+  cal_fit->add_option("--out", fit_request.out, plain_help("PerfProfile JSON to write (use with --profile)", "path"))->required();
   kvplan::cli::CalibrateRunRequest run_request;
   auto* cal_run = calibrate->add_subcommand("run", "Measure this machine's GPU into a database (GPU builds only)");
   bool cal_quick = true;  // the default grid; --full overrides
-  cal_run->add_flag("--quick", cal_quick, "Quick grid (default)");
-  cal_run->add_flag("--full", run_request.full, "Full grid");
-  cal_run->add_option("--out", run_request.out, "Calibration database to write (created when missing)");
-  cal_run->add_flag("--resume", run_request.resume, "Continue the newest unfinished run in --out");
-  cal_run->add_option("--device", run_request.device, "CUDA device index");
-  cal_run->add_option("--reps", run_request.reps, "Timed repetitions per shape (default: grid's)");
-  cal_run->add_option("--warmup", run_request.warmup, "Warm-up repetitions per shape (default: grid's)");
-  cal_run->add_flag("--list", run_request.list_only, "Print the shape grid and exit");
-  cal_run->add_option("--kernel", run_request.kernel, "Measure only this kernel id");
+  cal_run->add_flag("--quick", cal_quick, plain_help("Quick grid (default)", "none (a switch)"));
+  cal_run->add_flag("--full", run_request.full, plain_help("Full grid", "none (a switch)"));
+  cal_run->add_option("--out", run_request.out, plain_help("Calibration database to write (created when missing)", "path"));
+  cal_run->add_flag("--resume", run_request.resume, plain_help("Continue the newest unfinished run in --out", "none (a switch)"));
+  cal_run->add_option("--device", run_request.device, plain_help("CUDA device index", "index (0 = first GPU)"));
+  cal_run->add_option("--reps", run_request.reps, plain_help("Timed repetitions per shape; 0 means the grid's", "repetitions"));
+  cal_run->add_option("--warmup", run_request.warmup, plain_help("Warm-up repetitions per shape; 0 means the grid's", "repetitions"));
+  cal_run->add_flag("--list", run_request.list_only, plain_help("Print the shape grid and exit", "none (a switch)"));
+  cal_run->add_option("--kernel", run_request.kernel, plain_help("Measure only this kernel id", "kernel id"));
 
   try {
     app.parse(argc, argv);
@@ -174,6 +152,9 @@ int run_command_line(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ValidationError& e) {
+    std::cerr << "kvplan: " << kvplan::cli::validation_message(e) << "\n";
+    return kBadInput;
   } catch (const CLI::ParseError& e) {
     std::cerr << "kvplan: " << e.what() << "\n";
     return kBadInput;
@@ -182,13 +163,21 @@ int run_command_line(int argc, char** argv) {
   try {
     if (models->parsed()) return kvplan::cli::run_models(json);
     if (gpus->parsed()) return kvplan::cli::run_gpus(json);
-    kvplan::cli::ScenarioFile scenario;
+    kvplan::plan::Scenario scenario;
+    kvplan::plan::SettingValues from_file;  // what the file sets (differs from the defaults)
     if (!scenario_path.empty()) {
-      scenario = kvplan::cli::load_scenario_file(scenario_path);
-      kvplan::cli::validate_scenario_file(scenario, scenario_path);  // every section, used here or not
+      const kvplan::plan::ScenarioFile file = kvplan::plan::load_scenario_file(scenario_path);
+      kvplan::plan::validate_scenario_file(file, scenario_path);  // every part, used here or not
+      scenario = file.scenario;
+      from_file = kvplan::plan::non_default_values(scenario);
     }
     if (memory->parsed()) {
-      request.flags = with_scenario(scenario.memory_flags, given(values, options));
+      const kvplan::plan::SettingValues typed = memory_settings.given();
+      request.scenario = kvplan::plan::with_values(scenario, typed);
+      // --from-vllm-log reads the setup from the log; a model or GPU given here replaces the log's.
+      auto set_here = [&](const char* name) { return typed.count(name) > 0 || from_file.count(name) > 0; };
+      if (set_here("model")) request.log_overrides.model = request.scenario.model.id;
+      if (set_here("gpu")) request.log_overrides.gpu = request.scenario.hardware.gpu;
       return kvplan::cli::run_memory(request);
     }
     if (report->parsed()) return kvplan::cli::run_report(report_request);
@@ -198,13 +187,8 @@ int run_command_line(int argc, char** argv) {
     if (cal_fit->parsed()) return kvplan::cli::run_calibrate_fit(fit_request);
     if (cal_run->parsed()) return kvplan::cli::run_calibrate_run(run_request);
     if (simulate->parsed() || capacity->parsed()) {
-      // Both subcommands share the option objects; only one of them is parsed per run.
-      std::map<std::string, CLI::Option*> mem_opts, sim_opts;
-      CLI::App* cmd = simulate->parsed() ? simulate : capacity;
-      for (const auto& [name, opt] : sim_memory_options) mem_opts[name] = cmd->get_option("--" + name);
-      for (const auto& [name, opt] : sim_options) sim_opts[name] = cmd->get_option("--" + name);
-      sim_request.memory_flags = with_scenario(scenario.memory_flags, given(sim_memory_values, mem_opts));
-      sim_request.sim_flags = with_scenario(scenario.sim_flags, given(sim_values, sim_opts));
+      const kvplan::cli::SettingOptions& given = simulate->parsed() ? simulate_settings : capacity_settings;
+      sim_request.scenario = kvplan::plan::with_values(scenario, given.given());
       if (simulate->parsed() && !sim_request.explain_step.empty()) return kvplan::cli::run_explain_step(sim_request);
       return simulate->parsed() ? kvplan::cli::run_simulate(sim_request) : kvplan::cli::run_capacity(sim_request);
     }
@@ -212,7 +196,7 @@ int run_command_line(int argc, char** argv) {
     std::cout << "kvplan default scenario: Llama-3.1-8B on one H100 SXM, vLLM defaults "
                  "(run `kvplan --help` for more)\n\n";
     kvplan::cli::MemoryRequest defaults;
-    defaults.flags["lengths"] = "lognormal:6.9,1.0";
+    defaults.scenario.kv_cache.fit_lengths = "lognormal:6.9,1.0";
     int status = kvplan::cli::run_memory(defaults);
     if (status != 0) return status;
     return kvplan::cli::run_default_users();

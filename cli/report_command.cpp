@@ -1,10 +1,10 @@
 // `kvplan report SCENARIO.json --pdf F --html F --csv F --json F`: runs the scenario's analysis
-// once and writes each requested format, all or nothing (gui::write_report_data).
+// once and writes each requested format, all or nothing (plan::write_report_data).
 //
 // The kvplan executable has no Qt, so that it starts in milliseconds. HTML, CSV and JSON are
 // written here; a report that asks for a PDF is handed, whole, to the kvplan-report-pdf executable
-// next to kvplan (report_pdf_main.cpp, built with KVPLAN_BUILD_GUI), which runs the same analysis
-// once and writes every requested file.
+// next to kvplan (gui/src/report_pdf_main.cpp, built with KVPLAN_BUILD_GUI into kvplan's folder),
+// which runs the same analysis once and writes every requested file.
 #include <iostream>
 #include <vector>
 
@@ -12,8 +12,8 @@
 
 #include "commands.h"
 #include "kvplan/core/error.h"
-#include "kvplan/gui/report.h"
-#include "scenario_file.h"
+#include "kvplan/plan/report.h"
+#include "kvplan/plan/scenario_file.h"
 #include "sibling_exec.h"
 
 namespace kvplan::cli {
@@ -35,13 +35,13 @@ namespace {
 }  // namespace
 
 int run_report(const ReportRequest& r) {
-  gui::ReportFiles files{r.pdf, r.html, r.csv, r.json};
+  plan::ReportFiles files{r.pdf, r.html, r.csv, r.json};
   if (files.pdf.empty() && files.html.empty() && files.csv.empty() && files.json.empty()) {
     throw ConfigError("kvplan report: name at least one output: --pdf, --html, --csv or --json");
   }
   if (!files.pdf.empty()) hand_to_pdf_executable(r);
-  gui::ReportInput input = gui::make_report_input(load_scenario_file(r.scenario));
-  gui::write_report_data(input, files);
+  plan::ReportInput input = plan::make_report_input(plan::load_scenario_file(r.scenario));
+  plan::write_report_data(input, files);
   for (const std::string& f : {files.html, files.csv, files.json}) {
     if (!f.empty()) std::cout << "wrote " << f << "\n";
   }

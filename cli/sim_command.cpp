@@ -1,4 +1,5 @@
-// `kvplan simulate` and `kvplan capacity`.
+// `kvplan simulate` and `kvplan capacity`: the run (plan::simulate, with --out files written
+// atomically and Ctrl-C honoured) or the search (plan::find_capacity), printed as text or JSON.
 #include <unistd.h>
 
 #include <chrono>
@@ -12,11 +13,13 @@
 
 #include "commands.h"
 #include "interrupt_guard.h"
-#include "report_format.h"
-#include "sim_options.h"
 #include "kvplan/core/atomic_file.h"
-#include "kvplan/core/json_input.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/json_input.h"
+#include "kvplan/plan/data_dir.h"
+#include "kvplan/plan/settings.h"
+#include "kvplan/plan/simulate.h"
+#include "kvplan/plan/text.h"
 #include "kvplan/sim/capacity.h"
 #include "kvplan/sim/output_files.h"
 
@@ -85,7 +88,7 @@ std::string setup_text(const sim::SimulationConfig& c) {
                             ? fmt::format("{} prefill + {} decode replicas", c.cluster.prefill_replicas, c.cluster.decode_replicas)
                             : fmt::format("{} replica{}", replicas, replicas > 1 ? "s" : "");
   return fmt::format("{} on {}, {}, {}; scheduler {}, KV {} ({}){}{}", c.model.name, c.gpu.name,
-                     parallel_text(c.parallel), cluster,
+                     plan::parallel_text(c.parallel), cluster,
                      sim::scheduler_kind_name(c.scheduler.kind), sim::kv_policy_name(c.kv_policy), c.scheme.describe(),
                      c.prefix_caching ? ", prefix caching" : "",
                      c.scheduler.spec.draft_tokens > 0
@@ -93,23 +96,10 @@ std::string setup_text(const sim::SimulationConfig& c) {
                          : "");
 }
 
-// What the answer must not be trusted for (unknown architecture read as generic, ...): the same
-// list `memory` prints, from the engine memory plan of the scenario.
-std::vector<std::string> scenario_warnings(const sim::SimulationConfig& c) {
-  return plan_memory(c.model, c.gpu, c.scheme, c.parallel, c.serving).warnings;
-}
-
 std::string warnings_text(const std::vector<std::string>& warnings) {
   std::string out;
   for (const std::string& w : warnings) out += fmt::format("WARNING: {}\n", w);
   return out;
-}
-
-nlohmann::json band_json(const ProfileBand& b) {
-  return {{"ttft_p90_rel_error", b.ttft_p90_rel_error},
-          {"tpot_p90_rel_error", b.tpot_p90_rel_error},
-          {"validated", b.ttft_p90_rel_error > 0 || b.tpot_p90_rel_error > 0},
-          {"how", b.how}};
 }
 
 // "±27%" from a validation band (p90 |relative error|), "not validated" when there is none.
@@ -210,7 +200,9 @@ void print_speed(const sim::SimulationResult& r, double wall_s) {
 }  // namespace
 
 int run_simulate(const SimRequest& request) {
-  sim::SimulationConfig config = build_simulation(build_scenario(request.memory_flags), request.sim_flags);
+  plan::SimulationAnswer run;
+  run.config = plan::simulation_config(request.scenario);
+  const sim::SimulationConfig& config = run.config;
   std::unique_ptr<sim::RequestCsvWriter> requests;
   if (!request.out_dir.empty()) {
     std::error_code ec;
@@ -226,13 +218,15 @@ int run_simulate(const SimRequest& request) {
   InterruptGuard interrupt;  // SIGINT ends the run after the current event; what is complete is kept
   hooks.should_stop = [&] { return interrupt.requested(); };
   auto start = std::chrono::steady_clock::now();
-  sim::SimulationResult result = sim::run_simulation(config, hooks);
+  run.result = sim::run_simulation(config, hooks);
+  const sim::SimulationResult& result = run.result;
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
-  const std::string interrupted =
+  run.interrupted =
       interrupt.requested() ? fmt::format("interrupted (SIGINT) at simulated t={:.3f} s; requests in flight "
                                           "count as unfinished", sim::ns_to_seconds(result.end_ns))
                             : std::string();
+  const std::string& interrupted = run.interrupted;
   if (!request.out_dir.empty()) {
     // summary.json last: its presence marks the directory as written; an interrupted run keeps its
     // rows as requests.csv.partial / timeseries.csv.partial and says "complete": false.
@@ -245,7 +239,7 @@ int run_simulate(const SimRequest& request) {
     sim::write_summary_json(request.out_dir + "/summary.json", config, result, interrupted);
   }
   if (request.json) {
-    std::cout << json_text(sim::summary_json(config, result, interrupted), 2) << "\n";
+    std::cout << json_text(plan::simulation_json(run), 2) << "\n";
   } else {
     if (!interrupted.empty()) std::cout << "PARTIAL: " << interrupted << "\n";
     std::cout << warnings_text(result.plan.warnings);
@@ -263,40 +257,24 @@ int run_simulate(const SimRequest& request) {
 }
 
 int run_capacity(const SimRequest& request) {
-  sim::SimulationConfig config = build_simulation(build_scenario(request.memory_flags), request.sim_flags);
-  if (!config.slo.any()) {
-    throw ConfigError("capacity: give at least one SLO target (--slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms)");
-  }
-  const bool users = config.workload.kind == sim::WorkloadKind::kClosedLoop;
-  sim::CapacityOptions options;
-  if (request.tolerance > 0) options.relative_tolerance = request.tolerance;
-  if (users) options.start = 8;
-  options.on_probe = [&](const sim::CapacityProbe& p) {
+  plan::CapacityRequest options;
+  options.tolerance = request.tolerance;
+  options.on_probe = [&](const sim::CapacityProbe& p, bool users) {
     if (request.json) return;
     std::cerr << fmt::format("  probe {:>10.3f} {}: p50 TTFT {:.0f} ms, p90 TTFT {:.0f} ms, p90 TPOT {:.1f} ms -> {}\n",
                              p.load, users ? "users" : "req/s", p.summary.ttft_ms.p50, p.summary.ttft_ms.p90,
                              p.summary.tpot_ms.p90, p.meets ? "meets" : "fails");
   };
-  sim::CapacitySearch s = users ? sim::find_max_users(config, options) : sim::find_max_rate(config, options);
-  const std::vector<std::string> warnings = scenario_warnings(config);
-  const sim::StepTimeSource source = sim::resolve_step_time_source(config);
+  const plan::CapacityAnswer a = plan::find_capacity(request.scenario, options);
   if (request.json) {
-    nlohmann::json j;
-    j["warnings"] = warnings;
-    j["step_time_source"] = source.summary;
-    j["latency_band"] = band_json(source.band);
-    j["search"] = users ? "users" : "rate";
-    j["slo"] = config.slo.describe();
-    j["best"] = s.best;
-    j["first_failing"] = s.first_failing;
-    j["unbounded"] = s.unbounded;
-    j["at_best"] = sim::run_summary_json(s.at_best);
-    nlohmann::json probes = nlohmann::json::array();
-    for (const auto& p : s.probes) probes.push_back({{"load", p.load}, {"meets", p.meets}, {"summary", sim::run_summary_json(p.summary)}});
-    j["probes"] = probes;
-    std::cout << json_text(j, 2) << "\n";
+    std::cout << json_text(plan::capacity_json(a), 2) << "\n";
     return 0;
   }
+  const sim::SimulationConfig& config = a.config;
+  const sim::CapacitySearch& s = a.search;
+  const bool users = a.users;
+  const std::vector<std::string>& warnings = a.warnings;
+  const sim::StepTimeSource& source = a.source;
   std::cout << warnings_text(warnings);
   std::cout << "kvplan capacity: " << setup_text(config) << "\n";
   std::cout << "workload: " << workload_text(config) << "\n";
@@ -321,22 +299,23 @@ int run_capacity(const SimRequest& request) {
 namespace kvplan::cli {
 
 int run_default_users() {
-  const std::string trace = data_dir() + "/traces/azure_llm_2023_conv.csv";
-  SimRequest r;
-  r.sim_flags = {{"users", "8"},
-                 {"think-time", "10"},
-                 {"prompt-lengths", "trace:" + trace + ":prompt"},
-                 {"output-lengths", "trace:" + trace + ":output"},
-                 {"duration", "300"},
-                 {"slo-ttft-ms", "2000"},
-                 {"slo-tpot-ms", "100"},
-                 {"seed", "1"}};
-  sim::SimulationConfig config = build_simulation(build_scenario(r.memory_flags), r.sim_flags);
-  sim::CapacityOptions options;
+  const std::string trace = plan::data_dir() + "/traces/azure_llm_2023_conv.csv";
+  plan::Scenario scenario;
+  plan::set_values(scenario, {{"users", "8"},
+                              {"think-time", "10"},
+                              {"prompt-lengths", "trace:" + trace + ":prompt"},
+                              {"output-lengths", "trace:" + trace + ":output"},
+                              {"duration", "300"},
+                              {"slo-ttft-ms", "2000"},
+                              {"slo-tpot-ms", "100"},
+                              {"seed", "1"}});
+  plan::CapacityRequest options;
   options.start = 64;
-  options.relative_tolerance = 0.05;
+  options.tolerance = 0.05;
   auto start = std::chrono::steady_clock::now();
-  sim::CapacitySearch s = sim::find_max_users(config, options);
+  const plan::CapacityAnswer a = plan::find_capacity(scenario, options);
+  const sim::CapacitySearch& s = a.search;
+  const sim::SimulationConfig& config = a.config;
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "\nSimulated: how many concurrent chat users fit under an SLO\n";
   std::cout << fmt::format("  each user sends a request, waits for the whole answer, thinks {:g} s on average "

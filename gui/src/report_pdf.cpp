@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
-#include "kvplan/gui/report.h"
-#include "report_document.h"
+#include "kvplan/gui/report_pdf.h"
+#include "kvplan/plan/report_document.h"
 
 namespace kvplan::gui {
 
@@ -57,7 +57,7 @@ class PdfLayout {
   }
   void paragraph(const std::string& text) { paragraph_with(text, font(9, false)); }
 
-  void table(const internal::ReportTable& t) {
+  void table(const plan::ReportTable& t) {
     const QFont body = font(8, false), head = font(8, true);
     const size_t n = t.header.size();
     // Natural column widths (capped), scaled down to the page width when wider.
@@ -79,7 +79,7 @@ class PdfLayout {
     y_ += 8;
   }
 
-  void chart(const SvgChart& c) {
+  void chart(const plan::SvgChart& c) {
     double scale = std::min(1.0, width_ / c.width);
     double h = c.height * scale;
     need(h + 10);
@@ -142,9 +142,9 @@ class PdfLayout {
 
 }  // namespace
 
-void write_report_pdf(const ReportInput& in, const std::string& path) {
+void write_report_pdf(const plan::ReportInput& in, const std::string& path) {
   ensure_gui_application();
-  const internal::ReportDocument d = internal::build_report_document(in);
+  const plan::ReportDocument d = plan::build_report_document(in);
   QPdfWriter writer(q(path));
   writer.setResolution(static_cast<int>(PdfLayout::kDpi));
   writer.setPageSize(QPageSize(QPageSize::A4));
@@ -155,23 +155,23 @@ void write_report_pdf(const ReportInput& in, const std::string& path) {
     PdfLayout page(writer);
     page.heading(d.title, 18);
     page.paragraph(d.subtitle);
-    for (const internal::ReportSection& s : d.sections) {
+    for (const plan::ReportSection& s : d.sections) {
       if (s.heading.rfind("Assumptions", 0) == 0) {
         // Charts on their own pages, between the results and the assumptions (as in the HTML).
         page.new_page();
         page.heading("Charts", 14);
-        for (const SvgChart& c : report_svg_charts(in)) page.chart(c);
+        for (const plan::SvgChart& c : plan::report_svg_charts(in)) page.chart(c);
         page.new_page();
       }
       page.heading(s.heading, 14);
       for (const std::string& p : s.paragraphs) page.paragraph(p);
-      for (const internal::ReportTable& t : s.tables) page.table(t);
+      for (const plan::ReportTable& t : s.tables) page.table(t);
     }
   }  // the painter ends here and QPdfWriter finishes the file when it goes out of scope
 }
 
-void write_report(const ReportInput& in, const ReportFiles& files) {
-  write_report_data(in, files, [&](const std::string& path) { write_report_pdf(in, path); });
+void write_report(const plan::ReportInput& in, const plan::ReportFiles& files) {
+  plan::write_report_data(in, files, [&](const std::string& path) { write_report_pdf(in, path); });
 }
 
 }  // namespace kvplan::gui

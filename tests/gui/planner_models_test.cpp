@@ -12,24 +12,23 @@
 #include "inputs_model.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/presets.h"
-#include "memory_options.h"
-#include "report_format.h"
+#include "kvplan/plan/settings.h"
+#include "kvplan/plan/simulate.h"
 #include "results_models.h"
 #include "simulation_models.h"
 #include "simulation_worker.h"
-#include "sim_options.h"
 
 namespace kvplan::gui {
 namespace {
 
 using Tester = QAbstractItemModelTester;
 
-TEST(InputsModel, HasEveryFlagAndStartsValid) {
+TEST(InputsModel, HasEverySettingAndStartsValid) {
   InputsModel m;
   Tester tester(&m, Tester::FailureReportingMode::Fatal);
-  EXPECT_EQ(m.rowCount(), static_cast<int>(cli::memory_flag_defaults().size() + cli::sim_flag_defaults().size()));
+  EXPECT_EQ(m.rowCount(), static_cast<int>(plan::settings().size()));
   EXPECT_TRUE(m.valid()) << m.first_error().toStdString();
-  EXPECT_TRUE(m.memory_flags().empty());
+  EXPECT_TRUE(m.values().empty());
   EXPECT_EQ(m.value("model"), "llama-3.1-8b");
   EXPECT_EQ(m.index(m.row_of("model"), InputsModel::kCheckColumn).data().toString(), "ok");
 }
@@ -91,7 +90,7 @@ TEST(InputsModel, ValueCellsSuggestPresetsAndEnumNames) {
 TEST(InputsModel, ModelConfigFileFromDisk) {
   InputsModel m;
   EXPECT_TRUE(m.set_value("model", KVPLAN_SOURCE_DIR "/data/models/gemma-2-9b.json")) << m.first_error().toStdString();
-  Analysis a = analyze(m.memory_flags(), {}, 10);
+  Analysis a = analyze(m.scenario(), {}, 10);
   ASSERT_TRUE(a.base);
   EXPECT_GT(a.base->layout.groups().size(), 1u);  // Gemma 2: full and sliding-window layers
   EXPECT_FALSE(m.set_value("model", "/nonexistent/config.json"));
@@ -102,16 +101,18 @@ TEST(InputsModel, UnknownModelPresetIsShownOnTheModelField) {
   InputsModel m;
   EXPECT_FALSE(m.set_value("model", "no-such-model"));
   EXPECT_FALSE(m.message("model").isEmpty());
-  EXPECT_TRUE(m.memory_flags().count("model") == 1);
+  EXPECT_TRUE(m.values().count("model") == 1);
 }
 
-TEST(InputsModel, SetFlagsResetsAndKeepsOnlyNonDefaults) {
+TEST(InputsModel, SetValuesResetsAndKeepsOnlyNonDefaults) {
   InputsModel m;
   Tester tester(&m, Tester::FailureReportingMode::Fatal);
-  m.set_flags({{"kv-cache-dtype", "fp8"}, {"max-model-len", "8192"}}, {{"users", "8"}});
+  m.set_values({{"kv-cache-dtype", "fp8"}, {"max-model-len", "8192"}, {"users", "8"}});
   EXPECT_TRUE(m.valid()) << m.first_error().toStdString();
-  EXPECT_EQ(m.memory_flags(), (cli::FlagValues{{"kv-cache-dtype", "fp8"}, {"max-model-len", "8192"}}));
-  EXPECT_EQ(m.simulation_flags(), (cli::FlagValues{{"users", "8"}}));
+  EXPECT_EQ(m.values(), (plan::SettingValues{{"kv-cache-dtype", "fp8"}, {"max-model-len", "8192"}, {"users", "8"}}));
+  EXPECT_EQ(m.simulation_values(), (plan::SettingValues{{"users", "8"}}));
+  EXPECT_EQ(m.scenario().engine.max_model_len, 8192);
+  EXPECT_EQ(m.scenario().workload.users, 8);
   EXPECT_EQ(m.value("block-size"), "16");
   EXPECT_FALSE(m.setData(m.index(0, InputsModel::kFlagColumn), "x"));  // only values are editable
   EXPECT_FALSE(m.flags(m.index(0, InputsModel::kFlagColumn)) & Qt::ItemIsEditable);
@@ -120,7 +121,7 @@ TEST(InputsModel, SetFlagsResetsAndKeepsOnlyNonDefaults) {
 
 TEST(Analysis, UsersThatFitMatchCoreByHand) {
   // Llama-3.1-8B in bf16 on one H100: 128 KiB per token, 16-token blocks of 2 MiB.
-  const cli::FlagValues flags = {{"max-model-len", "8192"}};
+  const plan::SettingValues flags = {{"max-model-len", "8192"}};
   Analysis a = analyze(flags, default_schemes(), 200);
   ASSERT_TRUE(a.base);
   ASSERT_EQ(a.schemes.size(), 5u);
@@ -147,7 +148,7 @@ TEST(Analysis, UsersThatFitMatchCoreByHand) {
 }
 
 TEST(Analysis, InvalidSchemeKeepsItsErrorAndZeros) {
-  Analysis a = analyze({}, {{"bad", {{"kv-cache-dtype", "fp9"}}}}, 10);
+  Analysis a = analyze(plan::Scenario{}, {{"bad", {{"kv-cache-dtype", "fp9"}}}}, 10);
   ASSERT_TRUE(a.base);
   ASSERT_FALSE(a.schemes[0].answer);
   EXPECT_NE(a.schemes[0].error.find("fp9"), std::string::npos);
@@ -159,8 +160,8 @@ TEST(Analysis, SchemesTextRoundTripsAndNamesBadParts) {
   ASSERT_EQ(s.size(), 3u);
   EXPECT_TRUE(s[0].overrides.empty());
   EXPECT_EQ(s[0].label, "inputs");
-  EXPECT_EQ(s[1].overrides, (cli::FlagValues{{"kv-cache-dtype", "fp8"}}));
-  EXPECT_EQ(s[2].overrides, (cli::FlagValues{{"block-size", "32"}, {"kv-cache-dtype", "int4"}}));
+  EXPECT_EQ(s[1].overrides, (plan::SettingValues{{"kv-cache-dtype", "fp8"}}));
+  EXPECT_EQ(s[2].overrides, (plan::SettingValues{{"block-size", "32"}, {"kv-cache-dtype", "int4"}}));
   EXPECT_EQ(s[2].label, "block-size=32 kv-cache-dtype=int4");
   EXPECT_EQ(schemes_text(s), "inputs; kv-cache-dtype=fp8; block-size=32 kv-cache-dtype=int4");
   EXPECT_EQ(parse_schemes(schemes_text(default_schemes())).size(), 5u);
@@ -185,7 +186,7 @@ TEST(ResultModels, PassTheTesterAndAddUpToTheGpu) {
   Tester t3(&capacity, Tester::FailureReportingMode::Fatal);
   Tester t4(&comparison, Tester::FailureReportingMode::Fatal);
   for (const char* util : {"0.9", "0.8"}) {
-    Analysis a = analyze({{"gpu-memory-utilization", util}}, default_schemes(), 200);
+    Analysis a = analyze(plan::SettingValues{{"gpu-memory-utilization", util}}, default_schemes(), 200);
     ASSERT_TRUE(a.base);
     memory.set_plan(a.base->plan);
     layers.set_layout(a.base->layout);
@@ -207,7 +208,7 @@ TEST(ResultModels, PassTheTesterAndAddUpToTheGpu) {
               a.schemes[1].answer->plan.kv_cache_tokens);
   }
   // A different number of schemes resets the shape.
-  Analysis one = analyze({}, {{"fp8", {{"kv-cache-dtype", "fp8"}}}}, 50);
+  Analysis one = analyze(plan::Scenario{}, {{"fp8", {{"kv-cache-dtype", "fp8"}}}}, 50);
   capacity.set_analysis(one);
   comparison.set_analysis(one);
   EXPECT_EQ(capacity.columnCount(), 2);
@@ -239,10 +240,10 @@ TEST(ChartUtil, DownSamplingKeepsPeaksAndEnds) {
 }
 
 sim::SimulationConfig small_config(int64_t requests) {
-  cli::Scenario s = cli::build_scenario({{"max-model-len", "4096"}});
-  return cli::build_simulation(s, {{"rate", "20"}, {"num-requests", std::to_string(requests)},
-                                   {"prompt-lengths", "fixed:256"}, {"output-lengths", "fixed:32"},
-                                   {"slo-ttft-ms", "500"}, {"slo-tpot-ms", "50"}});
+  const plan::Scenario s = plan::with_values(
+      {}, {{"max-model-len", "4096"}, {"rate", "20"}, {"num-requests", std::to_string(requests)},
+           {"prompt-lengths", "fixed:256"}, {"output-lengths", "fixed:32"}, {"slo-ttft-ms", "500"}, {"slo-tpot-ms", "50"}});
+  return plan::simulation_config(s);
 }
 
 TEST(SimulationModels, OutcomeOfASmallJobPassesTheTester) {

@@ -68,8 +68,8 @@ TEST(PlannerSmoke, OpenChangeRunExport) {
   w.save_scenario(scenario);
   MainWindow reopened;
   reopened.load_scenario(scenario);
-  EXPECT_EQ(reopened.inputs().memory_flags(), w.inputs().memory_flags());
-  EXPECT_EQ(reopened.inputs().simulation_flags(), w.inputs().simulation_flags());
+  EXPECT_EQ(reopened.inputs().values(), w.inputs().values());
+  EXPECT_EQ(reopened.inputs().simulation_values(), w.inputs().simulation_values());
   EXPECT_EQ(reopened.schemes().size(), 5u);
   EXPECT_EQ(reopened.capacity_model().index(199, 1).data().toLongLong(),
             w.capacity_model().index(199, 1).data().toLongLong());

@@ -12,10 +12,18 @@
 #include <nlohmann/json.hpp>
 
 #include "kvplan/core/error.h"
-#include "kvplan/gui/report.h"
+#include "kvplan/gui/report_pdf.h"
+#include "kvplan/plan/report.h"
+#include "kvplan/plan/text.h"
 
 namespace kvplan::gui {
 namespace {
+
+using plan::Assumption;
+using plan::kSourceWords;
+using plan::make_report_input;
+using plan::ReportFiles;
+using plan::ReportInput;
 
 std::string read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -30,13 +38,14 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-cli::ScenarioFile test_scenario() {
-  return cli::parse_scenario_json(R"({"kvplan_scenario": 1, "name": "report test",
-      "memory": {"model": "llama-3.1-8b", "gpu": "h100-sxm", "max-model-len": 8192, "lengths": "lognormal:6.9,1.0"},
-      "simulate": {"users": 8, "think-time": 2, "prompt-lengths": "fixed:1024", "output-lengths": "fixed:128",
-                   "duration": 30, "seed": 5, "slo-ttft-ms": 2000, "slo-tpot-ms": 100},
-      "compare": [{"kv-cache-dtype": "auto"}, {"kv-cache-dtype": "fp8"}, {"kv-cache-dtype": "int4"}]})",
-                                  "test");
+plan::ScenarioFile test_scenario() {
+  return plan::parse_scenario_json(R"({"kvplan_scenario": 2, "name": "report test",
+      "model": {"id": "llama-3.1-8b"}, "hardware": {"gpu": "h100-sxm"}, "engine": {"max_model_len": 8192},
+      "kv_cache": {"fit_lengths": "lognormal:6.9,1.0"},
+      "workload": {"users": 8, "think_time_s": 2, "prompt_lengths": "fixed:1024", "output_lengths": "fixed:128",
+                   "duration_s": 30, "seed": 5}, "slo": {"ttft_ms": 2000, "tpot_ms": 100},
+      "compare": [{"kv_cache": {"dtype": "auto"}}, {"kv_cache": {"dtype": "fp8"}}, {"kv_cache": {"dtype": "int4"}}]})",
+                                   "test");
 }
 
 // One analysis for every test (the simulation is the slow part).
@@ -115,8 +124,8 @@ TEST_F(ReportFilesTest, HtmlHoldsTheScenarioNumbersAndCharts) {
   EXPECT_NE(html.find("131,072"), std::string::npos);  // bf16 KV bytes per token
   EXPECT_NE(html.find("65,536"), std::string::npos);   // fp8
   for (const MemoryPlan& p : in.plans) {
-    EXPECT_NE(html.find(cli::with_commas(p.num_blocks)), std::string::npos) << p.num_blocks;
-    EXPECT_NE(html.find(cli::with_commas(p.kv_cache_tokens)), std::string::npos);
+    EXPECT_NE(html.find(plan::with_commas(p.num_blocks)), std::string::npos) << p.num_blocks;
+    EXPECT_NE(html.find(plan::with_commas(p.kv_cache_tokens)), std::string::npos);
   }
   EXPECT_GE(count(html, "<svg"), 5u);  // memory, users vs context, TTFT, TPOT, KV over time
   EXPECT_EQ(count(html, "<svg"), count(html, "</svg>"));
@@ -195,11 +204,11 @@ TEST_F(ReportFilesTest, JsonParsesWithEveryPart) {
   nlohmann::json j = nlohmann::json::parse(read(files.json));
   for (const char* key : {"inputs", "assumptions", "results", "kvplan_version"}) EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["kvplan_version"], in.kvplan_version);
-  EXPECT_EQ(j["inputs"]["kvplan_scenario"], 1);
-  EXPECT_EQ(j["inputs"]["memory"]["max-model-len"], "8192");
+  EXPECT_EQ(j["inputs"]["kvplan_scenario"], 2);
+  EXPECT_EQ(j["inputs"]["engine"]["max_model_len"], 8192);
   // The inputs are a scenario file: they load back to the same scenario.
-  cli::ScenarioFile back = cli::parse_scenario_json(j["inputs"].dump(), "report inputs");
-  EXPECT_EQ(back.compare, in.scenario.compare);
+  plan::ScenarioFile back = plan::parse_scenario_json(j["inputs"].dump(), "report inputs");
+  EXPECT_EQ(plan::scenario_json(back), plan::scenario_json(in.scenario));
   ASSERT_EQ(j["results"]["schemes"].size(), 3u);
   EXPECT_EQ(j["results"]["schemes"][0]["kv_bytes_per_token"], 131072);
   EXPECT_EQ(j["results"]["schemes"][2]["num_blocks"], in.plans[2].num_blocks);
@@ -213,8 +222,8 @@ TEST_F(ReportFilesTest, JsonParsesWithEveryPart) {
 
 TEST_F(ReportFilesTest, AllFormatsAtOnceAndTheShippedExample) {
   std::filesystem::current_path(KVPLAN_SOURCE_DIR);  // the example's trace paths are repository-relative
-  cli::ScenarioFile s = cli::load_scenario_file("data/scenarios/chat-h100.json");
-  s.sim_flags["duration"] = "20";  // keep the test quick
+  plan::ScenarioFile s = plan::load_scenario_file("data/scenarios/chat-h100.json");
+  s.scenario.workload.duration_s = 20;  // keep the test quick
   ReportInput in = make_report_input(s);
   ReportFiles files{path("a.pdf"), path("a.html"), path("a.csv"), path("a.json")};
   write_report(in, files);
@@ -223,15 +232,16 @@ TEST_F(ReportFilesTest, AllFormatsAtOnceAndTheShippedExample) {
 }
 
 TEST(ReportErrors, BadFieldFailsNamingIt) {
-  cli::ScenarioFile s = test_scenario();
-  s.memory_flags["gpu-memory-utilization"] = "1.5";
+  // A typed field can only hold what its rule allows; a rule that spans fields fails at analysis.
+  plan::ScenarioFile s = test_scenario();
+  s.scenario.hardware.gpu_memory_in_use_gib = 1000;
   try {
     make_report_input(s);
     FAIL() << "no error";
   } catch (const ConfigError& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("report test"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("--gpu-memory-utilization=1.5"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--gpu-memory-in-use=1000"), std::string::npos) << msg;
   }
   s = test_scenario();
   s.compare[2]["kv-cache-dtype"] = "int3";
@@ -244,7 +254,7 @@ TEST(ReportErrors, BadFieldFailsNamingIt) {
     EXPECT_NE(msg.find("int3"), std::string::npos) << msg;
   }
   s = test_scenario();
-  s.sim_flags["users"] = "-3";
+  s.scenario.workload.prompt_lengths = "trace:/nonexistent.csv:prompt";
   EXPECT_THROW(make_report_input(s), ConfigError);
   ReportFiles unwritable;
   unwritable.html = "/nonexistent/dir/r.html";

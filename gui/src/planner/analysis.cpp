@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "kvplan/core/error.h"
-#include "memory_options.h"
 
 namespace kvplan::gui {
 
@@ -19,7 +18,7 @@ std::vector<SchemeOverride> default_schemes() {
   };
 }
 
-std::string scheme_label(const cli::FlagValues& overrides) {
+std::string scheme_label(const plan::SettingValues& overrides) {
   if (overrides.empty()) return "inputs";
   std::string out;
   for (const auto& [name, value] : overrides) {
@@ -29,10 +28,10 @@ std::string scheme_label(const cli::FlagValues& overrides) {
   return out;
 }
 
-std::vector<SchemeOverride> schemes_from_compare(const std::vector<cli::FlagValues>& compare) {
+std::vector<SchemeOverride> schemes_from_compare(const std::vector<plan::SettingValues>& compare) {
   std::vector<SchemeOverride> out;
   out.reserve(compare.size());
-  for (const cli::FlagValues& c : compare) out.push_back({scheme_label(c), c});
+  for (const plan::SettingValues& c : compare) out.push_back({scheme_label(c), c});
   return out;
 }
 
@@ -43,7 +42,7 @@ std::vector<SchemeOverride> parse_schemes(const std::string& text) {
     size_t end = text.find(';', start);
     if (end == std::string::npos) end = text.size();
     const std::string part = text.substr(start, end - start);
-    cli::FlagValues overrides;
+    plan::SettingValues overrides;
     size_t i = 0;
     bool any_text = false;
     while (i < part.size()) {
@@ -67,10 +66,11 @@ std::vector<SchemeOverride> parse_schemes(const std::string& text) {
       }
       i = j;
     }
-    try {
-      cli::check_known_flags(overrides, cli::memory_flag_defaults());
-    } catch (const ConfigError& e) {
-      throw ConfigError("scheme '" + part + "': " + e.what());
+    for (const auto& [name, value] : overrides) {
+      const plan::Setting* row = plan::find_setting(name);
+      if (row == nullptr || row->command != plan::Command::kMemory) {
+        throw ConfigError("scheme '" + part + "': --" + name + "=" + value + ": unknown option (not a memory setting)");
+      }
     }
     if (any_text) out.push_back({scheme_label(overrides), std::move(overrides)});
     start = end + 1;
@@ -91,7 +91,7 @@ std::string schemes_text(const std::vector<SchemeOverride>& schemes) {
   return out;
 }
 
-int64_t users_that_fit(const cli::MemoryAnswer& answer, int64_t context_tokens) {
+int64_t users_that_fit(const plan::MemoryAnswer& answer, int64_t context_tokens) {
   const MemoryPlan& plan = answer.plan;
   if (!plan.fits || plan.kv_budget_bytes <= 0) return 0;
   if (answer.layout.scheme().paged && plan.block_bytes > 0) {
@@ -106,10 +106,30 @@ int64_t users_that_fit(const cli::MemoryAnswer& answer, int64_t context_tokens) 
   return bytes > 0 ? plan.kv_budget_bytes / bytes : 0;
 }
 
-Analysis analyze(const cli::FlagValues& memory_flags, const std::vector<SchemeOverride>& schemes, int points) {
+Analysis failed_analysis(const std::string& error, const std::vector<SchemeOverride>& schemes) {
+  Analysis a;
+  a.error = error;
+  for (const SchemeOverride& s : schemes) {
+    a.schemes.push_back({s.label, std::nullopt, error});
+    a.users.emplace_back();
+  }
+  return a;
+}
+
+Analysis analyze(const plan::SettingValues& inputs, const std::vector<SchemeOverride>& schemes, int points) {
+  plan::Scenario s;
+  try {
+    plan::set_values(s, inputs);
+  } catch (const ConfigError& e) {
+    return failed_analysis(e.what(), schemes);
+  }
+  return analyze(s, schemes, points);
+}
+
+Analysis analyze(const plan::Scenario& inputs, const std::vector<SchemeOverride>& schemes, int points) {
   Analysis a;
   try {
-    a.base = cli::answer_memory(cli::build_scenario(memory_flags));
+    a.base = plan::answer_memory(inputs);
   } catch (const ConfigError& e) {
     a.error = e.what();
   }
@@ -117,10 +137,8 @@ Analysis analyze(const cli::FlagValues& memory_flags, const std::vector<SchemeOv
   for (const SchemeOverride& s : schemes) {
     SchemeAnswer sa;
     sa.label = s.label;
-    cli::FlagValues flags = memory_flags;
-    for (const auto& [name, value] : s.overrides) flags[name] = value;
     try {
-      sa.answer = cli::answer_memory(cli::build_scenario(flags));
+      sa.answer = plan::answer_memory(plan::with_values(inputs, s.overrides));
     } catch (const ConfigError& e) {
       sa.error = e.what();
     }

@@ -7,7 +7,7 @@
 #include "kvplan/calibration/fitter.h"
 #include "kvplan/calibration/store.h"
 #include "kvplan/core/error.h"
-#include "profile_option.h"
+#include "kvplan/plan/profile_option.h"
 
 namespace kvplan::gui {
 
@@ -70,7 +70,7 @@ void CalibrationModel::load(const std::string& path, const GpuSpec& gpu) {
     set_measurements(rows, gpu, path);
     return;
   }
-  PerfProfile p = cli::load_profile_option(path, gpu);
+  PerfProfile p = plan::load_profile_option(path, gpu);
   beginResetModel();
   rows_.clear();
   profile_ = std::move(p);

@@ -1,7 +1,5 @@
 #include "inputs_model.h"
 
-#include "kvplan/core/weight_quant.h"
-
 #include <QBrush>
 #include <QColor>
 
@@ -10,18 +8,12 @@
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/presets.h"
-#include "memory_options.h"
-#include "sim_options.h"
+#include "kvplan/plan/simulate.h"
 
 namespace kvplan::gui {
 
 InputsModel::InputsModel(QObject* parent) : QAbstractTableModel(parent) {
-  for (const auto& [name, value] : cli::memory_flag_defaults()) {
-    fields_.push_back({name, Section::kMemory, value, value, {}});
-  }
-  for (const auto& [name, value] : cli::sim_flag_defaults()) {
-    fields_.push_back({name, Section::kSimulation, value, value, {}});
-  }
+  for (const plan::Setting& s : plan::settings()) fields_.push_back({&s, s.default_text, {}, true});
   revalidate(false);
 }
 
@@ -37,20 +29,23 @@ QVariant InputsModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
     case Qt::EditRole:
-      if (index.column() == kFlagColumn) return QString::fromStdString(f.name);
+      if (index.column() == kFlagColumn) return QString::fromStdString(f.setting->flag);
       if (index.column() == kValueColumn) return QString::fromStdString(f.value);
       if (index.column() == kCheckColumn) return f.message.isEmpty() ? QStringLiteral("ok") : f.message;
       break;
     case Qt::ToolTipRole:
       if (index.column() == kCheckColumn && !f.message.isEmpty()) return f.message;
       if (index.column() == kFlagColumn) {
-        return QStringLiteral("--%1 (%2 flag; default \"%3\")")
-            .arg(QString::fromStdString(f.name), f.section == Section::kMemory ? "memory" : "simulation",
-                 QString::fromStdString(f.default_value));
+        const plan::Setting& st = *f.setting;
+        return QStringLiteral("--%1 (%2 in a scenario file): %3. Unit: %4. Default: %5%6.")
+            .arg(QString::fromStdString(st.flag), QString::fromStdString(st.file_key()),
+                 QString::fromStdString(st.description), QString::fromStdString(st.unit),
+                 st.default_text.empty() ? QStringLiteral("unset") : QString::fromStdString(st.default_text),
+                 st.default_note.empty() ? QString() : QStringLiteral("; ") + QString::fromStdString(st.default_note));
       }
       break;
     case kChoicesRole:
-      if (index.column() == kValueColumn) return choices(f.name);
+      if (index.column() == kValueColumn) return choices(f.setting->flag);
       break;
     case Qt::ForegroundRole:
       if (!f.message.isEmpty()) return QBrush(QColor(0xb0, 0x00, 0x20));
@@ -106,12 +101,11 @@ std::string InputsModel::value(const std::string& flag) const {
   return row < 0 ? std::string() : fields_[static_cast<size_t>(row)].value;
 }
 
-void InputsModel::set_flags(const cli::FlagValues& memory, const cli::FlagValues& simulation) {
+void InputsModel::set_values(const plan::SettingValues& values) {
   beginResetModel();
   for (Field& f : fields_) {
-    const cli::FlagValues& src = f.section == Section::kMemory ? memory : simulation;
-    auto it = src.find(f.name);
-    f.value = it == src.end() ? f.default_value : it->second;
+    auto it = values.find(f.setting->flag);
+    f.value = it == values.end() ? f.setting->default_text : it->second;
   }
   last_edited_ = 0;
   revalidate(false);
@@ -119,20 +113,19 @@ void InputsModel::set_flags(const cli::FlagValues& memory, const cli::FlagValues
   emit inputs_changed();
 }
 
-cli::FlagValues InputsModel::memory_flags() const {
-  cli::FlagValues out;
-  for (const Field& f : fields_) {
-    if (f.section == Section::kMemory && f.value != f.default_value) out[f.name] = f.value;
+plan::SettingValues InputsModel::simulation_values() const {
+  plan::SettingValues out;
+  for (const auto& [flag, value] : values()) {
+    if (plan::setting(flag).command == plan::Command::kSimulate) out[flag] = value;
   }
   return out;
 }
 
-cli::FlagValues InputsModel::simulation_flags() const {
-  cli::FlagValues out;
+std::string InputsModel::memory_field_error() const {
   for (const Field& f : fields_) {
-    if (f.section == Section::kSimulation && f.value != f.default_value) out[f.name] = f.value;
+    if (!f.typed_ok && f.setting->command == plan::Command::kMemory) return f.message.toStdString();
   }
-  return out;
+  return {};
 }
 
 QString InputsModel::message(const std::string& flag) const {
@@ -142,51 +135,33 @@ QString InputsModel::message(const std::string& flag) const {
 
 int InputsModel::row_of(const std::string& flag) const {
   for (size_t i = 0; i < fields_.size(); ++i) {
-    if (fields_[i].name == flag) return static_cast<int>(i);
+    if (fields_[i].setting->flag == flag) return static_cast<int>(i);
   }
   return -1;
 }
 
 QStringList InputsModel::choices(const std::string& flag) const {
   QStringList out;
+  const plan::Setting* s = plan::find_setting(flag);
+  if (s == nullptr) return out;
   if (flag == "model") {
     for (const ModelConfig& m : model_presets()) out << QString::fromStdString(m.id);
   } else if (flag == "gpu") {
     for (const GpuSpec& g : gpu_presets()) out << QString::fromStdString(g.id);
-  } else if (flag == "engine") {
-    out = {"vllm", "sglang", "trtllm", "static"};
-  } else if (flag == "dtype") {
-    out = {"auto", "bf16", "fp16", "fp32"};
-  } else if (flag == "quantization") {
-    for (const std::string& q : quantization_flag_choices()) out << QString::fromStdString(q);
-  } else if (flag == "kv-cache-dtype") {
-    out = {"auto", "bf16", "fp16", "fp8", "fp8_e5m2", "int8", "int4", "kivi2"};
-  } else if (flag == "mamba-ssm-cache-dtype") {
-    out = {"auto", "fp32", "bf16", "fp16"};
-  } else if (flag == "fp8-scales") {
-    out = {"per-tensor", "per-head"};
-  } else if (flag == "scheduler") {
-    out = {"", "static", "orca", "vllm", "sglang"};
-  } else if (flag == "kv-policy") {
-    out = {"", "max-length", "pow2", "oracle", "paged"};
-  } else if (flag == "preemption") {
-    out = {"recompute", "swap"};
-  } else if (flag == "router") {
-    out = {"round-robin", "least-outstanding", "prefix-aware"};
-  } else if (flag == "arrivals") {
-    out = {"poisson", "gamma", "constant"};
-  } else {
-    const int row = row_of(flag);
-    const std::string& d = row < 0 ? flag : fields_[static_cast<size_t>(row)].default_value;
-    if (d == "true" || d == "false") out = {"false", "true"};
-    else if (flag == "enable-prefix-caching" || flag == "chunked-prefill" || flag == "cuda-graphs") out = {"", "false", "true"};
+  } else if (s->type == plan::ValueType::kBoolean) {
+    // "" (unset) first where the default is derived, then false, true.
+    if (s->optional) out << QString();
+    out << QStringLiteral("false") << QStringLiteral("true");
+  } else if (s->type == plan::ValueType::kChoice) {
+    if (s->optional && s->default_text.empty()) out << QString();
+    for (const std::string& c : s->choices) out << QString::fromStdString(c);
   }
   return out;
 }
 
 QString InputsModel::first_error() const {
   for (const Field& f : fields_) {
-    if (!f.message.isEmpty()) return QString::fromStdString(f.name) + ": " + f.message;
+    if (!f.message.isEmpty()) return QString::fromStdString(f.setting->flag) + ": " + f.message;
   }
   return {};
 }
@@ -203,7 +178,7 @@ int InputsModel::field_named_in(const std::string& message) const {
   size_t first_pos = std::string::npos;
   size_t first_len = 0;
   for (size_t i = 0; i < fields_.size(); ++i) {
-    const std::string& n = fields_[i].name;
+    const std::string& n = fields_[i].setting->flag;
     for (const std::string& needle : {"--" + n, n + "="}) {
       for (size_t pos = message.find(needle); pos != std::string::npos; pos = message.find(needle, pos + 1)) {
         const size_t end = pos + needle.size();
@@ -236,16 +211,31 @@ void InputsModel::revalidate(bool notify) {
     f.message.clear();
   }
   valid_ = true;
-  try {
-    cli::Scenario s = cli::build_scenario(memory_flags());
-    cli::build_simulation(s, simulation_flags());
-  } catch (const ConfigError& e) {
-    valid_ = false;
-    const int row = field_named_in(e.what());
-    fields_[static_cast<size_t>(row)].message = QString::fromUtf8(e.what());
-  } catch (const std::exception& e) {  // e.g. a trace file that cannot be read
-    valid_ = false;
-    fields_[static_cast<size_t>(last_edited_)].message = QString::fromUtf8(e.what());
+  // Each field against its own rule: the message goes beside it.
+  scenario_ = plan::Scenario{};
+  for (Field& f : fields_) {
+    try {
+      f.setting->set(scenario_, f.value);
+      f.typed_ok = true;
+    } catch (const ConfigError& e) {
+      f.typed_ok = false;
+      f.message = QString::fromUtf8(e.what());
+      valid_ = false;
+    }
+  }
+  // Then the rules that span fields (presets, the parallel split, the workload), once every field
+  // is typed: the message goes beside the field it names.
+  if (valid_) {
+    try {
+      (void)plan::simulation_config(scenario_);
+    } catch (const ConfigError& e) {
+      valid_ = false;
+      const int row = field_named_in(e.what());
+      fields_[static_cast<size_t>(row)].message = QString::fromUtf8(e.what());
+    } catch (const std::exception& e) {  // e.g. a trace file that cannot be read
+      valid_ = false;
+      fields_[static_cast<size_t>(last_edited_)].message = QString::fromUtf8(e.what());
+    }
   }
   for (size_t i = 0; notify && i < fields_.size(); ++i) {
     if (fields_[i].message != before[i]) {

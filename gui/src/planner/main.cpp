@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "main_window.h"
-#include "sim_options.h"
+#include "kvplan/plan/data_dir.h"
 
 namespace {
 
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   MainWindow w;
   QString scenario_path = parser.value(scenario);
   if (scenario_path.isEmpty() && parser.isSet(screenshot)) {
-    const QString shipped = QString::fromStdString(kvplan::cli::data_dir()) + "/scenarios/chat-h100.json";
+    const QString shipped = QString::fromStdString(kvplan::plan::data_dir()) + "/scenarios/chat-h100.json";
     if (QFileInfo::exists(shipped)) scenario_path = shipped;
   }
   if (!scenario_path.isEmpty()) {

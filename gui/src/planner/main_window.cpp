@@ -33,9 +33,9 @@
 #include "model_charts.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/presets.h"
-#include "kvplan/gui/report.h"
-#include "scenario_file.h"
-#include "sim_options.h"
+#include "kvplan/gui/report_pdf.h"
+#include "kvplan/plan/scenario_file.h"
+#include "kvplan/plan/simulate.h"
 
 namespace kvplan::gui {
 
@@ -279,10 +279,10 @@ void MainWindow::build_menus() {
     // The report runs its own analysis (and simulation); keep it off the GUI thread.
     status_->setText(QStringLiteral("Exporting..."));
     auto error = std::make_shared<QString>();
-    const cli::ScenarioFile s = scenario();
+    const plan::ScenarioFile s = scenario();
     QThread* t = QThread::create([s, base, error] {
       try {
-        write_report(make_report_input(s), ReportFiles{.pdf = (base + ".pdf").toStdString(),
+        write_report(plan::make_report_input(s), plan::ReportFiles{.pdf = (base + ".pdf").toStdString(),
                                                        .html = (base + ".html").toStdString(),
                                                        .csv = (base + ".csv").toStdString(),
                                                        .json = (base + ".json").toStdString()});
@@ -304,7 +304,9 @@ void MainWindow::build_menus() {
 void MainWindow::recompute() {
   QElapsedTimer clock;
   clock.start();
-  analysis_ = analyze(inputs_.memory_flags(), schemes_, kCapacityPoints);
+  const std::string typing_error = inputs_.memory_field_error();
+  analysis_ = typing_error.empty() ? analyze(inputs_.scenario(), schemes_, kCapacityPoints)
+                                   : failed_analysis(typing_error, schemes_);
   last_analysis_ms_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;
   QStringList warnings;
   if (analysis_.base) {
@@ -439,7 +441,7 @@ bool MainWindow::start_simulation(std::vector<double> load_factors) {
   if (runner_.running() || !inputs_.valid()) return false;
   SimulationJob job;
   try {
-    job.config = cli::build_simulation(cli::build_scenario(inputs_.memory_flags()), inputs_.simulation_flags());
+    job.config = plan::simulation_config(inputs_.scenario());
   } catch (const std::exception& e) {
     status_->setText(QString::fromUtf8(e.what()));
     return false;
@@ -460,7 +462,7 @@ void MainWindow::on_simulation_finished() {
   sim::SimulationConfig c;
   bool users = false;
   try {
-    c = cli::build_simulation(cli::build_scenario(inputs_.memory_flags()), inputs_.simulation_flags());
+    c = plan::simulation_config(inputs_.scenario());
     users = c.workload.kind == sim::WorkloadKind::kClosedLoop;
   } catch (const std::exception&) {
     // Inputs changed since the run started; the SLO lines then use the defaults.
@@ -492,32 +494,34 @@ void MainWindow::set_running(bool running) {
   cancel_button_->setEnabled(running);
 }
 
-cli::ScenarioFile MainWindow::scenario() const {
-  cli::ScenarioFile s;
+plan::ScenarioFile MainWindow::scenario() const {
+  plan::ScenarioFile s;
   s.name = scenario_name_.isEmpty() ? std::string("planner") : scenario_name_.toStdString();
-  s.memory_flags = inputs_.memory_flags();
-  s.sim_flags = inputs_.simulation_flags();
+  s.scenario = inputs_.scenario();
+  // Reports simulate a scenario that sets anything of the simulation, or whose file asked for it.
+  s.simulate = simulate_from_file_ || !inputs_.simulation_values().empty();
   for (const SchemeOverride& o : schemes_) s.compare.push_back(o.overrides);
   return s;
 }
 
 void MainWindow::load_scenario(const QString& path) {
-  cli::ScenarioFile s = cli::load_scenario_file(path.toStdString());
+  plan::ScenarioFile s = plan::load_scenario_file(path.toStdString());
   scenario_name_ = QString::fromStdString(s.name);
+  simulate_from_file_ = s.simulate;
   schemes_ = s.compare.empty() ? default_schemes() : schemes_from_compare(s.compare);
   schemes_edit_->setText(QString::fromStdString(schemes_text(schemes_)));
   schemes_error_->clear();
-  inputs_.set_flags(s.memory_flags, s.sim_flags);  // recomputes through inputs_changed
+  inputs_.set_scenario(s.scenario);  // recomputes through inputs_changed
   setWindowTitle(QStringLiteral("kvplan — ") + scenario_name_);
 }
 
-void MainWindow::save_scenario(const QString& path) const { cli::save_scenario_file(path.toStdString(), scenario()); }
+void MainWindow::save_scenario(const QString& path) const { plan::save_scenario_file(path.toStdString(), scenario()); }
 
 void MainWindow::export_report(const QString& base) const {
-  write_report(make_report_input(scenario()), ReportFiles{.pdf = (base + ".pdf").toStdString(),
-                                                          .html = (base + ".html").toStdString(),
-                                                          .csv = (base + ".csv").toStdString(),
-                                                          .json = (base + ".json").toStdString()});
+  write_report(plan::make_report_input(scenario()), plan::ReportFiles{.pdf = (base + ".pdf").toStdString(),
+                                                                      .html = (base + ".html").toStdString(),
+                                                                      .csv = (base + ".csv").toStdString(),
+                                                                      .json = (base + ".json").toStdString()});
 }
 
 void MainWindow::set_schemes(std::vector<SchemeOverride> schemes) {

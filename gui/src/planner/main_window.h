@@ -18,7 +18,7 @@
 #include "analysis.h"
 #include "calibration_model.h"
 #include "inputs_model.h"
-#include "scenario_file.h"
+#include "kvplan/plan/scenario_file.h"
 #include "results_models.h"
 #include "simulation_models.h"
 #include "simulation_worker.h"
@@ -59,11 +59,12 @@ class MainWindow : public QMainWindow {
   SimulationRunner& runner() { return runner_; }
   const Analysis& analysis() const { return analysis_; }
 
-  // Throws ConfigError (from cli/scenario_file.h) for a bad file; the window is unchanged then.
+  // Throws ConfigError (plan/scenario_file.h) for a bad file; the window is unchanged then. Files of
+  // version 1 are read (migrated); saving writes version 2.
   void load_scenario(const QString& path);
   void save_scenario(const QString& path) const;
-  cli::ScenarioFile scenario() const;
-  // Writes BASE.pdf, .html, .csv and .json through gui/report.h. Throws ConfigError.
+  plan::ScenarioFile scenario() const;
+  // Writes BASE.pdf, .html, .csv and .json through kvplan/gui/report_pdf.h. Throws ConfigError.
   void export_report(const QString& base_path) const;
 
   void set_schemes(std::vector<SchemeOverride> schemes);
@@ -112,6 +113,7 @@ class MainWindow : public QMainWindow {
   Analysis analysis_;
   std::vector<SchemeOverride> schemes_;
   QString scenario_name_;
+  bool simulate_from_file_ = false;  // the opened file has a workload section
 
   QTabWidget* tabs_ = nullptr;
   QLabel* summary_ = nullptr;

@@ -1,0 +1,81 @@
+// kvplan/plan/simulate.h — the simulated answers over a Scenario: one serving run (`kvplan
+// simulate`), the largest load that meets the SLO (`kvplan capacity`), and the cost of one engine
+// step operator by operator (`kvplan simulate --explain-step`).
+//
+//   plan::Scenario s;  s.workload.users = 64;  s.slo.ttft_ms = 2000;
+//   plan::SimulationAnswer run = plan::simulate(s);             // deterministic for a seed
+//   plan::CapacityAnswer cap = plan::find_capacity(s);          // bisects on users (or rate)
+//   std::string j = json_text(plan::capacity_json(cap), 2);     // what `kvplan capacity --json` prints
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvplan/plan/scenario.h"
+#include "kvplan/sim/capacity.h"
+#include "kvplan/sim/cost_model.h"
+#include "kvplan/sim/simulation.h"
+
+namespace kvplan::plan {
+
+// The simulator's configuration of a scenario: the memory settings resolved (resolve()), then the
+// scheduler, cluster, workload (traces opened), SLO and step-time source. Throws ConfigError naming
+// the flag, the value and the rule.
+sim::SimulationConfig simulation_config(const Scenario& scenario);
+sim::SimulationConfig simulation_config(const Scenario& scenario, const ResolvedScenario& resolved);
+
+struct SimulationAnswer {
+  sim::SimulationConfig config;
+  sim::SimulationResult result;
+  std::string interrupted;  // why the run stopped early ("" = complete)
+};
+// One run; `hooks` may stream request records, report progress and stop the run early (then
+// `interrupted` should be set by the caller, who knows why).
+SimulationAnswer simulate(const Scenario& scenario, const sim::RunHooks& hooks = {});
+// summary.json of the run (`kvplan simulate --json`).
+nlohmann::json simulation_json(const SimulationAnswer& a);
+
+struct CapacityRequest {
+  double tolerance = 0;  // relative bracket width at which the search stops; 0: 0.02
+  double start = 0;      // first load tried; 0: 8 users, or 1 request per second
+  // After each simulated load; `users`: the load is closed-loop users (else requests per second).
+  std::function<void(const sim::CapacityProbe&, bool users)> on_probe;
+};
+struct CapacityAnswer {
+  sim::SimulationConfig config;
+  bool users = false;  // searched over closed-loop users (else the arrival rate)
+  sim::CapacitySearch search;
+  std::vector<std::string> warnings;  // the memory plan's (unknown architecture, ...)
+  sim::StepTimeSource source;
+};
+// Throws ConfigError without an SLO target.
+CapacityAnswer find_capacity(const Scenario& scenario, const CapacityRequest& request = {});
+nlohmann::json capacity_json(const CapacityAnswer& a);
+
+// One engine step: `batch` decode sequences of `context` tokens each, plus (prefill > 0) one
+// prefill chunk of `prefill` new tokens.
+struct StepShape {
+  int64_t batch = 0;
+  int64_t context = 0;
+  int64_t prefill = 0;
+};
+struct StepExplanation {
+  StepShape shape;
+  sim::SimulationConfig config;
+  sim::StepTimeSource source;
+  MemoryPlan plan;
+  sim::StepBreakdown breakdown;
+  std::string weights_note;
+  std::vector<std::string> sources;  // per operator class: where its numbers come from
+  bool cuda_graphs = false;          // this step replays a CUDA graph
+};
+// Throws ConfigError for a step with no work or out of range.
+StepExplanation explain_step(const Scenario& scenario, const StepShape& shape);
+nlohmann::json step_json(const StepExplanation& e);
+std::string step_text(const StepExplanation& e);
+
+}  // namespace kvplan::plan

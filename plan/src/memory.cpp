@@ -1,0 +1,285 @@
+// plan/src/memory.cpp — the memory answer, its comparisons and the vLLM log check, as data, JSON
+// and text (what `kvplan memory` prints).
+#include "kvplan/plan/memory.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kvplan/core/error.h"
+#include "kvplan/core/vllm_log.h"
+#include "kvplan/plan/text.h"
+
+namespace kvplan::plan {
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+nlohmann::json bytes_number(double v) {
+  if (std::floor(v) == v) return static_cast<int64_t>(v);
+  return v;
+}
+
+std::string bytes_text(double v) {
+  if (std::floor(v) == v) return with_commas(static_cast<int64_t>(v));
+  return fmt::format("{:.2f}", v);
+}
+
+}  // namespace
+
+MemoryAnswer answer_memory(const Scenario& scenario) { return answer_memory(resolve(scenario)); }
+
+MemoryAnswer answer_memory(const ResolvedScenario& s) {
+  MemoryPlan plan = plan_memory(s.model, s.gpu, s.scheme, s.parallel, s.serving);
+  // The cache as the engine stores it (SGLang's 1-token pages, vLLM < 0.7.1's per-head MLA cache).
+  KvLayout layout = build_kv_layout(s.model, plan.kv_scheme, s.parallel, plan.pipeline_stage);
+  MemoryAnswer a{s, std::move(plan), std::move(layout), count_parameters(s.model), kv_bytes_per_token(s.model, s.scheme),
+                 std::nullopt};
+  if (s.fit_lengths) a.fit = fit_distribution(a.plan, a.layout, *s.fit_lengths);
+  return a;
+}
+
+std::string memory_text(const MemoryAnswer& a) {
+  const ResolvedScenario& s = a.scenario;
+  const MemoryPlan& p = a.plan;
+  std::string out;
+  // What the answer must not be trusted for comes first.
+  for (const std::string& w : p.warnings) out += fmt::format("WARNING: {}\n", w);
+  if (!p.warnings.empty()) out += "\n";
+  out += fmt::format("{} on {} ({}), {}\n", s.model.name, s.gpu.name, parallel_text(s.parallel), p.engine_label);
+  out += fmt::format("  model: {} parameters ({} active per token){}; weights {} as {}\n",
+                     with_commas(a.params.total()), with_commas(a.params.active()),
+                     a.params.vision > 0 ? fmt::format(", of which the {} vision encoder {}",
+                                                       vision_kind_name(s.model.vision.kind),
+                                                       with_commas(a.params.vision))
+                                         : std::string(),
+                     gib_text(weight_bytes_total(s.model, s.serving.weights)), s.serving.weights.describe());
+  // What the user said about this GPU's memory, where it differs from the preset.
+  std::vector<std::string> given;
+  if (s.gpu.usable_memory_source == kGpuTotalMemoryGiven) {
+    given.push_back(fmt::format("total memory {:.2f} GiB ({})", p.gpu_total_bytes / kGiB, kGpuTotalMemoryGiven));
+  }
+  if (s.serving.memory_in_use_bytes > 0) {
+    given.push_back(fmt::format("{:.2f} GiB already in use by other processes (given with --gpu-memory-in-use)",
+                                s.serving.memory_in_use_bytes / kGiB));
+  }
+  if (!given.empty()) out += fmt::format("  GPU: {}\n", fmt::join(given, "; "));
+  out += fmt::format("  KV scheme: {}\n", p.kv_scheme.describe());
+  out += fmt::format("  KV bytes per token: {} B for the whole model (one copy); {} B on each GPU\n",
+                     bytes_text(a.kv_bytes_per_token), bytes_text(a.layout.bytes_per_token()));
+  for (const KvLayerGroup& g : a.layout.groups()) {
+    if (holds_kv_per_token(g.kind)) {
+      out += fmt::format("    {:<24} {:>3} layers x {} B/token{}\n", g.name, g.num_layers, bytes_text(g.bytes_per_token),
+                         g.shared_layers > 0 ? fmt::format(" (+{} layers sharing KV)", g.shared_layers) : "");
+    } else {
+      out += fmt::format("    {:<24} {:>3} layers x {} B/request of state\n", g.name, g.num_layers,
+                         with_commas(g.state_bytes_per_request));
+    }
+  }
+  out += "\n  GPU memory (one GPU)                        GiB  how\n";
+  out += fmt::format("    total the driver reports         {:>10.2f}  {}\n", p.gpu_total_bytes / kGiB,
+                     s.gpu.usable_memory_source);
+  out += fmt::format("    engine budget                    {:>10.2f}\n", p.engine_budget_bytes / kGiB);
+  for (const MemoryTerm& t : p.terms) {
+    out += fmt::format("    {} {:<30} {:>10.2f}  {}\n", t.subtracted ? "-" : " ",
+                       t.subtracted ? t.label : "(" + t.label + ", not subtracted)", t.bytes / kGiB, t.how);
+  }
+  out += fmt::format("    = KV cache budget                {:>10.2f}\n\n", p.kv_budget_bytes / kGiB);
+  if (s.serving.engine == Engine::kStatic) {
+    out += fmt::format("  static batch slots of {} tokens: {}\n", with_commas(p.max_model_len),
+                       with_commas(p.requests_at_max_len));
+  } else {
+    out += fmt::format("  KV cache: {} blocks x {} tokens = {} tokens ({} per block)\n", with_commas(p.num_blocks),
+                       p.tokens_per_block, with_commas(p.kv_cache_tokens), p.block_bytes / 1048576.0);
+    out += fmt::format("  engine's maximum concurrency for {} tokens per request: {:.2f}x\n",
+                       with_commas(p.max_model_len), p.max_concurrency);
+    out += fmt::format("  requests of {} tokens that fit (windows, eviction and state applied): {}\n",
+                       with_commas(p.max_model_len), with_commas(p.requests_at_max_len));
+  }
+  if (a.fit) {
+    const DistributionFit& f = *a.fit;
+    out += fmt::format("  lengths {}: mean {:.0f} tokens, p99 {} tokens\n", f.distribution, f.mean_tokens,
+                       with_commas(f.p99_tokens));
+    out += fmt::format("    concurrent requests that fit: {} at the mean, {} if all were p99\n",
+                       with_commas(f.requests_at_mean), with_commas(f.requests_at_p99));
+  }
+  if (!p.fits) {
+    for (const std::string& why : p.problems) out += fmt::format("  DOES NOT FIT: {}\n", why);
+  }
+  if (p.data_parallel > 1) {
+    out += fmt::format("  whole deployment ({} data-parallel ranks): {} KV tokens, {} requests of {} tokens\n",
+                       p.data_parallel, with_commas(p.total_kv_cache_tokens()),
+                       with_commas(p.total_requests_at_max_len()), with_commas(p.max_model_len));
+  }
+  for (const std::string& n : p.notes) out += fmt::format("  note: {}\n", n);
+  out += fmt::format("  sources: GPU figures from {}; model config from {}\n", s.gpu.source,
+                     s.model.source.empty() ? "the given file" : s.model.source);
+  return out;
+}
+
+nlohmann::json memory_json(const MemoryAnswer& a) {
+  const ResolvedScenario& s = a.scenario;
+  const MemoryPlan& p = a.plan;
+  nlohmann::json j;
+  j["model"] = s.model.id;
+  j["gpu"] = s.gpu.id;
+  j["engine"] = p.engine_label;
+  j["warnings"] = p.warnings;
+  j["tensor_parallel_size"] = s.parallel.tensor_parallel;
+  j["pipeline_parallel_size"] = s.parallel.pipeline_parallel;
+  j["data_parallel_size"] = s.parallel.data_parallel;
+  j["expert_parallel_size"] = s.parallel.expert_parallel_size();
+  j["gpus"] = s.parallel.gpus();
+  j["kv_scheme"] = p.kv_scheme.describe();
+  j["weights_format"] = s.serving.weights.describe();
+  j["quantization"] = {{"method", std::string(quant_method_name(s.serving.weights.quant.method))},
+                       {"description", s.serving.weights.quant.description},
+                       {"origin", s.serving.weights.quant.origin}};
+  j["vision_parameters"] = a.params.vision;
+  j["kv_bytes_per_token"] = bytes_number(a.kv_bytes_per_token);
+  j["kv_bytes_per_token_per_gpu"] = bytes_number(a.layout.bytes_per_token());
+  j["num_parameters"] = a.params.total();
+  j["num_active_parameters"] = a.params.active();
+  j["weights_bytes"] = weight_bytes_total(s.model, s.serving.weights);
+  j["weights_bytes_per_gpu"] = p.term("weights");
+  j["gpu_total_bytes"] = p.gpu_total_bytes;
+  j["gpu_memory_in_use_bytes"] = s.serving.memory_in_use_bytes;
+  j["engine_budget_bytes"] = p.engine_budget_bytes;
+  j["kv_budget_bytes"] = p.kv_budget_bytes;
+  j["block_bytes"] = p.block_bytes;
+  j["tokens_per_block"] = p.tokens_per_block;
+  j["num_blocks"] = p.num_blocks;
+  j["kv_cache_tokens"] = p.kv_cache_tokens;
+  j["max_model_len"] = p.max_model_len;
+  j["max_concurrency"] = p.max_concurrency;
+  j["requests_at_max_len"] = p.requests_at_max_len;
+  j["total_kv_cache_tokens"] = p.total_kv_cache_tokens();
+  j["total_requests_at_max_len"] = p.total_requests_at_max_len();
+  j["fits"] = p.fits;
+  j["terms"] = nlohmann::json::array();
+  for (const MemoryTerm& t : p.terms) {
+    j["terms"].push_back({{"key", t.key}, {"label", t.label}, {"bytes", t.bytes}, {"subtracted", t.subtracted}, {"how", t.how}});
+  }
+  j["layer_groups"] = nlohmann::json::array();
+  for (const KvLayerGroup& g : a.layout.groups()) {
+    j["layer_groups"].push_back({{"name", g.name}, {"layers", g.num_layers}, {"shared_layers", g.shared_layers},
+                                 {"bytes_per_token_per_layer", bytes_number(g.bytes_per_token)},
+                                 {"state_bytes_per_request_per_layer", g.state_bytes_per_request}});
+  }
+  if (a.fit) {
+    j["distribution"] = {{"lengths", a.fit->distribution}, {"mean_tokens", a.fit->mean_tokens},
+                         {"p99_tokens", a.fit->p99_tokens}, {"requests_at_mean", a.fit->requests_at_mean},
+                         {"requests_at_p99", a.fit->requests_at_p99}};
+  }
+  // The price of the deployment's GPUs per hour (null when neither given nor in the preset).
+  const bool priced = s.usd_per_gpu_hour > 0;
+  j["cost"] = {{"usd_per_gpu_hour", priced ? nlohmann::json(s.usd_per_gpu_hour) : nlohmann::json(nullptr)},
+               {"usd_per_hour", priced ? nlohmann::json(s.usd_per_gpu_hour * s.parallel.gpus()) : nlohmann::json(nullptr)},
+               {"source", s.price_source}};
+  j["problems"] = p.problems;
+  j["notes"] = p.notes;
+  j["sources"] = {{"gpu", s.gpu.source}, {"gpu_total", s.gpu.usable_memory_source}, {"model", s.model.source}};
+  return j;
+}
+
+MemoryComparison compare_memory(const Scenario& base, const std::string& name, const std::vector<std::string>& values) {
+  const Setting* row = find_setting(name);
+  if (row == nullptr || row->command != Command::kMemory) {
+    throw ConfigError(fmt::format("--compare={}=...: '{}' is not a setting of `kvplan memory` (kvplan memory --help "
+                                  "lists them)",
+                                  name, name));
+  }
+  MemoryComparison c;
+  c.setting = row->flag;
+  c.values = values;
+  for (const std::string& v : values) {
+    Scenario s = base;
+    row->set(s, v);
+    c.answers.push_back(answer_memory(s));
+  }
+  return c;
+}
+
+nlohmann::json comparison_json(const MemoryComparison& c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < c.answers.size(); ++i) {
+    nlohmann::json j = memory_json(c.answers[i]);
+    j["compare"] = {{"key", c.setting}, {"value", c.values[i]}};
+    out.push_back(j);
+  }
+  return out;
+}
+
+std::string comparison_text(const MemoryComparison& c) {
+  const MemoryAnswer& first = c.answers.front();
+  const std::string& key = c.setting;
+  std::string out = fmt::format("{} on {} (tp={}), {} — comparing {}\n\n", first.scenario.model.name,
+                                first.scenario.gpu.name, first.scenario.parallel.tensor_parallel,
+                                first.plan.engine_label, key);
+  out += fmt::format("{:<16} {:>12} {:>12} {:>12} {:>14} {:>12} {:>10}", key, "KV B/token", "weights GiB", "KV GiB",
+                     "KV tokens", "max conc.", "requests");
+  const bool fit = first.fit.has_value();
+  if (fit) out += fmt::format(" {:>10} {:>10}", "at mean", "at p99");
+  out += "\n";
+  for (size_t i = 0; i < c.answers.size(); ++i) {
+    const MemoryAnswer& a = c.answers[i];
+    out += fmt::format("{:<16} {:>12.1f} {:>12.2f} {:>12.2f} {:>14} {:>11.2f}x {:>10}", c.values[i],
+                       a.kv_bytes_per_token, a.plan.term("weights") / kGiB, a.plan.kv_budget_bytes / kGiB,
+                       with_commas(a.plan.kv_cache_tokens), a.plan.max_concurrency,
+                       with_commas(a.plan.requests_at_max_len));
+    if (fit) out += fmt::format(" {:>10} {:>10}", with_commas(a.fit->requests_at_mean), with_commas(a.fit->requests_at_p99));
+    if (!a.plan.fits) out += std::string("  does not fit") + (a.plan.problems.empty() ? "" : ": " + a.plan.problems.front());
+    out += "\n";
+  }
+  out += fmt::format("\n(max_model_len {} tokens; 'requests' = requests of that length that fit)\n",
+                     with_commas(first.plan.max_model_len));
+  return out;
+}
+
+LogCheck check_vllm_log(const std::string& path, const LogOverrides& overrides) {
+  LogCheck c;
+  c.log_path = path;
+  c.log = load_vllm_log(path);
+  c.scenario = scenario_from_vllm_log(c.log, path, overrides);
+  const LogScenario& s = c.scenario;
+  c.plan = plan_memory(s.model, s.gpu, s.scheme, s.parallel, s.serving);
+  c.rows = compare_to_log(c.log, c.plan);
+  return c;
+}
+
+nlohmann::json log_check_json(const LogCheck& c) {
+  nlohmann::json j;
+  j["log"] = c.log_path;
+  j["model"] = c.scenario.model.id;
+  j["gpu"] = c.scenario.gpu.id;
+  j["engine"] = c.plan.engine_label;
+  j["assumptions"] = c.scenario.assumptions;
+  j["rows"] = nlohmann::json::array();
+  for (const LogComparisonRow& row : c.rows) {
+    nlohmann::json e = {{"term", row.term}, {"predicted", row.predicted}, {"unit", row.unit}};
+    e["printed"] = row.printed ? nlohmann::json(*row.printed) : nlohmann::json(nullptr);
+    j["rows"].push_back(e);
+  }
+  return j;
+}
+
+std::string log_check_text(const LogCheck& c) {
+  const LogScenario& s = c.scenario;
+  std::string out = fmt::format(
+      "{}\n  model {} ({}), GPU {} x{}, {}, gpu_memory_utilization {:.2f}, max_model_len {}\n\n", c.log_path,
+      s.model.id, c.log.model, s.gpu.id, s.parallel.tensor_parallel, c.plan.engine_label,
+      s.serving.gpu_memory_utilization, with_commas(c.plan.max_model_len));
+  out += fmt::format("  {:<22} {:>14} {:>14} {:>9}\n", "term", "printed", "kvplan", "error");
+  for (const LogComparisonRow& row : c.rows) {
+    const std::string printed = row.printed ? fmt::format("{:.2f}", *row.printed) : "-";
+    std::string error;
+    if (row.printed && *row.printed != 0) error = fmt::format("{:+.1f}%", 100.0 * (row.predicted - *row.printed) / *row.printed);
+    out += fmt::format("  {:<22} {:>14} {:>14.2f} {:>9}  {}\n", row.term, printed, row.predicted, error, row.unit);
+  }
+  for (const std::string& a : s.assumptions) out += "  assumed: " + a + "\n";
+  return out;
+}
+
+}  // namespace kvplan::plan

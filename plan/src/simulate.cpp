@@ -1,0 +1,372 @@
+// plan/src/simulate.cpp — the simulator's configuration of a Scenario, and the simulated answers:
+// one run, the capacity search, one step explained.
+#include "kvplan/plan/simulate.h"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kvplan/core/custom_all_reduce.h"
+#include "kvplan/core/error.h"
+#include "kvplan/plan/memory.h"
+#include "kvplan/plan/profile_option.h"
+#include "kvplan/plan/text.h"
+#include "kvplan/sim/serving_overheads.h"
+#include "kvplan/sim/output_files.h"
+#include "kvplan/sim/trace.h"
+
+namespace kvplan::plan {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// A length spec, or trace:FILE[:prompt|output|total] for the empirical lengths of a trace.
+LengthDistribution lengths(const std::string& text, const std::string& flag, const char* column) {
+  if (text.rfind("trace:", 0) == 0) {
+    std::string path = text.substr(6);
+    std::string which = column;
+    auto colon = path.rfind(':');
+    if (colon != std::string::npos) {
+      std::string tail = path.substr(colon + 1);
+      if (tail == "prompt" || tail == "output" || tail == "total") {
+        which = tail;
+        path = path.substr(0, colon);
+      }
+    }
+    sim::TraceLengths l = sim::read_trace_lengths(path);
+    std::vector<int64_t> v = which == "prompt" ? l.prompt : which == "output" ? l.output : l.total;
+    if (v.empty()) throw ConfigError(fmt::format("--{}={}: the trace has no requests", flag, text));
+    return LengthDistribution::empirical(std::move(v), fmt::format("{} {} lengths", path, which));
+  }
+  return parse_length_distribution(text, "--" + flag);
+}
+
+}  // namespace
+
+sim::SimulationConfig simulation_config(const Scenario& scenario) {
+  return simulation_config(scenario, resolve(scenario));
+}
+
+sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenario& s) {
+  const EngineSettings& e = in.engine;
+  const WorkloadSettings& wl = in.workload;
+  sim::SimulationConfig c = sim::default_simulation_config(s.model, s.gpu);
+  c.scheme = s.scheme;
+  c.parallel = s.parallel;
+  c.serving = s.serving;
+
+  sim::SchedulerConfig& sched = c.scheduler;
+  if (e.scheduler) {
+    sched.kind = *e.scheduler;
+  } else {
+    switch (s.serving.engine) {
+      case Engine::kStatic: sched.kind = sim::SchedulerKind::kStatic; break;
+      case Engine::kSglang: sched.kind = sim::SchedulerKind::kSglang; break;
+      default: sched.kind = sim::SchedulerKind::kVllm; break;
+    }
+  }
+  const bool reserves = sched.kind == sim::SchedulerKind::kStatic || sched.kind == sim::SchedulerKind::kOrca;
+  c.kv_policy = in.kv_cache.policy ? *in.kv_cache.policy
+                : reserves        ? sim::KvPolicy::kReserveMaxLength
+                                  : sim::KvPolicy::kPaged;
+  if (!s.scheme.paged && c.kv_policy == sim::KvPolicy::kPaged) {
+    throw ConfigError("--contiguous=true needs a reservation --kv-policy (max-length, pow2 or oracle)");
+  }
+  c.prefix_caching = in.kv_cache.enable_prefix_caching.value_or(sched.kind == sim::SchedulerKind::kSglang);
+  sched.chunked_prefill = e.chunked_prefill.value_or(!reserves);
+  sched.preemption = e.preemption;
+  c.offload.host_bytes = static_cast<int64_t>(e.swap_space_gib * kGiB);
+  if (sched.preemption == sim::PreemptionMode::kSwap && c.offload.host_bytes == 0) {
+    throw ConfigError("--preemption=swap needs --swap-space > 0 (GiB of host memory per GPU)");
+  }
+  c.watermark = e.watermark;
+  sched.spec.draft_tokens = e.spec_draft_tokens;
+  sched.spec.acceptance_rate = e.spec_acceptance;
+  sched.spec.draft_cost_ratio = e.spec_draft_cost;
+  if (s.serving.max_num_seqs > 0) sched.max_num_seqs = s.serving.max_num_seqs;
+  if (s.serving.max_num_batched_tokens > 0) sched.max_num_batched_tokens = s.serving.max_num_batched_tokens;
+  if (s.serving.max_model_len > 0) sched.max_model_len = s.serving.max_model_len;
+
+  const HardwareSettings& hw = in.hardware;
+  c.cluster.replicas = hw.replicas;
+  c.cluster.router = hw.router;
+  c.cluster.prefill_replicas = hw.prefill_replicas;
+  c.cluster.decode_replicas = hw.decode_replicas;
+  c.cluster.kv_link_bytes_per_s = hw.kv_link_gbps * 1e9;
+
+  sim::WorkloadConfig& w = c.workload;
+  const int64_t users = wl.users;
+  const int64_t concurrency = wl.max_concurrency;
+  const sim::ClosedLoopClient client =
+      wl.client.value_or(concurrency > 0 ? sim::ClosedLoopClient::kBench : sim::ClosedLoopClient::kUsers);
+  const bool bench = client == sim::ClosedLoopClient::kBench;
+  if (bench && concurrency == 0) throw ConfigError("--client=bench needs --max-concurrency > 0 (users in flight)");
+  if (!bench && concurrency > 0) throw ConfigError("--max-concurrency is the bench client's; use --client=bench (or --users)");
+  if (bench && (users > 0 || !wl.trace.empty())) {
+    throw ConfigError("--client=bench and --users/--trace: choose one workload");
+  }
+  const std::pair<const char*, bool> bench_only[] = {
+      {"num-prompts", wl.num_prompts.has_value()},
+      {"random-input-len", wl.random_input_len.has_value()},
+      {"random-output-len", wl.random_output_len.has_value()},
+      {"warmup-requests", wl.warmup_requests.has_value()},
+      {"cooldown-requests", wl.cooldown_requests.has_value()},
+      {"stagger-jitter", wl.stagger_jitter.has_value()},
+      {"bench-start", wl.bench_start.has_value()}};
+  for (const auto& [name, given] : bench_only) {
+    if (!bench && given) throw ConfigError(fmt::format("--{} is the bench client's; add --client=bench --max-concurrency C", name));
+  }
+  c.seed = static_cast<uint64_t>(wl.seed);
+  if (bench) {
+    // vllm bench serve --max-concurrency C --num-prompts N: C users, zero think time, N requests.
+    w.kind = sim::WorkloadKind::kClosedLoop;
+    w.client = sim::ClosedLoopClient::kBench;
+    w.closed.num_users = static_cast<int32_t>(concurrency);
+    w.closed.think_time_s = 0;
+    w.closed.turns = 1;
+    w.closed.first_prompt = wl.random_input_len ? LengthDistribution::fixed(*wl.random_input_len)
+                                                : lengths(wl.prompt_lengths, "prompt-lengths", "prompt");
+    w.closed.output = wl.random_output_len ? LengthDistribution::fixed(*wl.random_output_len)
+                                           : lengths(wl.output_lengths, "output-lengths", "output");
+    w.closed.seed = c.seed;
+    w.bench.num_prompts = wl.num_prompts.value_or(1000);
+    w.bench.warmup_requests = wl.warmup_requests.value_or(-1);
+    w.bench.cooldown_requests = wl.cooldown_requests.value_or(-1);
+    w.bench.jitter = wl.stagger_jitter.value_or(1.0);
+    w.bench.start = wl.bench_start.value_or(sim::default_bench_start(s.serving.engine));
+  } else if (!wl.trace.empty()) {
+    if (users > 0) throw ConfigError("--trace and --users: choose one workload");
+    w.kind = sim::WorkloadKind::kTrace;
+    w.trace_path = wl.trace;
+    w.trace.time_scale = wl.time_scale;
+    w.trace.max_requests = wl.max_requests;
+  } else if (users > 0) {
+    w.kind = sim::WorkloadKind::kClosedLoop;
+    w.closed.num_users = static_cast<int32_t>(users);
+    w.closed.think_time_s = wl.think_time_s;
+    w.closed.turns = static_cast<int32_t>(wl.turns);
+    w.closed.first_prompt = lengths(wl.prompt_lengths, "prompt-lengths", "prompt");
+    w.closed.followup = lengths(wl.followup_lengths, "followup-lengths", "prompt");
+    w.closed.output = lengths(wl.output_lengths, "output-lengths", "output");
+    w.closed.requests_per_user = wl.requests_per_user;
+    w.closed.hash_block_tokens = s.scheme.tokens_per_block;
+    w.closed.seed = c.seed;
+    if (wl.duration_s == 0 && w.closed.requests_per_user == 0) w.horizon_ns = 300 * sim::kNsPerSecond;
+  } else {
+    w.kind = sim::WorkloadKind::kOpenLoop;
+    w.open.arrivals = wl.arrivals;
+    w.open.rate_per_s = wl.rate;
+    w.open.cv = wl.cv;
+    w.open.num_requests = wl.num_requests;
+    w.open.prompt = lengths(wl.prompt_lengths, "prompt-lengths", "prompt");
+    w.open.output = lengths(wl.output_lengths, "output-lengths", "output");
+    w.open.seed = c.seed;
+  }
+  if (wl.duration_s > 0) w.horizon_ns = sim::seconds_to_ns(wl.duration_s);
+
+  c.slo.ttft_ms = in.slo.ttft_ms;
+  c.slo.tpot_ms = in.slo.tpot_ms;
+  c.slo.e2e_ms = in.slo.e2e_ms;
+  c.slo.percentile = in.slo.percentile;
+  c.sample_interval_ns = sim::seconds_to_ns(wl.sample_interval_s);
+  c.cost.cuda_graphs = e.cuda_graphs.value_or(!s.serving.enforce_eager);
+  if (!e.disable_custom_all_reduce) c.cost.custom_all_reduce = engine_custom_all_reduce(s.serving.engine, s.gpu);
+  c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
+  if (e.request_overhead_ms) {
+    c.overheads.request.ns = sim::overhead_ms_to_ns(*e.request_overhead_ms, "--request-overhead-ms");
+    c.overheads.request.source = "given (--request-overhead-ms)";
+  }
+  if (e.request_overhead_per_in_flight_ms) {
+    c.overheads.request_per_in_flight.ns =
+        sim::overhead_ms_to_ns(*e.request_overhead_per_in_flight_ms, "--request-overhead-per-in-flight-ms");
+    c.overheads.request_per_in_flight.source = "given (--request-overhead-per-in-flight-ms)";
+  }
+  if (e.request_overhead_spread_ms) {
+    c.overheads.request_spread.ns = sim::overhead_ms_to_ns(*e.request_overhead_spread_ms, "--request-overhead-spread-ms");
+    c.overheads.request_spread.source = "given (--request-overhead-spread-ms)";
+  }
+  if (e.step_overhead_ms) {
+    c.overheads.step.ns = sim::overhead_ms_to_ns(*e.step_overhead_ms, "--step-overhead-ms");
+    c.overheads.step.source = "given (--step-overhead-ms)";
+  }
+  if (e.step_time_factor) {
+    c.overheads.step_factor.value = *e.step_time_factor;
+    c.overheads.step_factor.source = "given (--step-time-factor)";
+  }
+  c.kv_capacity_bytes = static_cast<int64_t>(in.kv_cache.capacity_gib * kGiB);
+  if (!e.profile.empty()) {
+    c.profile = load_profile_option(e.profile, s.gpu);
+    c.profile_label = profile_option_label(e.profile, *c.profile, s.gpu);
+  }
+  return c;
+}
+
+SimulationAnswer simulate(const Scenario& scenario, const sim::RunHooks& hooks) {
+  SimulationAnswer a;
+  a.config = simulation_config(scenario);
+  a.result = sim::run_simulation(a.config, hooks);
+  return a;
+}
+
+nlohmann::json simulation_json(const SimulationAnswer& a) { return sim::summary_json(a.config, a.result, a.interrupted); }
+
+CapacityAnswer find_capacity(const Scenario& scenario, const CapacityRequest& request) {
+  CapacityAnswer a;
+  a.config = simulation_config(scenario);
+  if (!a.config.slo.any()) {
+    throw ConfigError("capacity: give at least one SLO target (--slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms)");
+  }
+  a.users = a.config.workload.kind == sim::WorkloadKind::kClosedLoop;
+  sim::CapacityOptions options;
+  if (request.tolerance > 0) options.relative_tolerance = request.tolerance;
+  if (request.start > 0) {
+    options.start = request.start;
+  } else if (a.users) {
+    options.start = 8;
+  }
+  if (request.on_probe) {
+    options.on_probe = [&request, users = a.users](const sim::CapacityProbe& p) { request.on_probe(p, users); };
+  }
+  a.search = a.users ? sim::find_max_users(a.config, options) : sim::find_max_rate(a.config, options);
+  // What the answer must not be trusted for (unknown architecture read as generic, ...): the same
+  // list `memory` prints, from the engine memory plan of the scenario.
+  const sim::SimulationConfig& c = a.config;
+  a.warnings = plan_memory(c.model, c.gpu, c.scheme, c.parallel, c.serving).warnings;
+  a.source = sim::resolve_step_time_source(c);
+  return a;
+}
+
+namespace {
+
+nlohmann::json band_json(const ProfileBand& b) {
+  return {{"ttft_p90_rel_error", b.ttft_p90_rel_error},
+          {"tpot_p90_rel_error", b.tpot_p90_rel_error},
+          {"validated", b.ttft_p90_rel_error > 0 || b.tpot_p90_rel_error > 0},
+          {"how", b.how}};
+}
+
+}  // namespace
+
+nlohmann::json capacity_json(const CapacityAnswer& a) {
+  nlohmann::json j;
+  j["warnings"] = a.warnings;
+  j["step_time_source"] = a.source.summary;
+  j["latency_band"] = band_json(a.source.band);
+  j["search"] = a.users ? "users" : "rate";
+  j["slo"] = a.config.slo.describe();
+  j["best"] = a.search.best;
+  j["first_failing"] = a.search.first_failing;
+  j["unbounded"] = a.search.unbounded;
+  j["at_best"] = sim::run_summary_json(a.search.at_best);
+  nlohmann::json probes = nlohmann::json::array();
+  for (const auto& p : a.search.probes) {
+    probes.push_back({{"load", p.load}, {"meets", p.meets}, {"summary", sim::run_summary_json(p.summary)}});
+  }
+  j["probes"] = probes;
+  return j;
+}
+
+StepExplanation explain_step(const Scenario& scenario, const StepShape& shape) {
+  if (shape.batch < 0 || shape.context < 0 || shape.prefill < 0 || shape.batch > 1'000'000 ||
+      shape.context > 100'000'000 || shape.prefill > 10'000'000) {
+    throw ConfigError(fmt::format(
+        "--explain-step={},{},{} must be BATCH,CONTEXT or BATCH,CONTEXT,PREFILL_TOKENS (non-negative; batch at most "
+        "1,000,000, context at most 100,000,000 tokens)",
+        shape.batch, shape.context, shape.prefill));
+  }
+  if (shape.batch == 0 && shape.prefill == 0) {
+    throw ConfigError(fmt::format("--explain-step={},{},{}: the step has no work (batch 0 and no prefill)", shape.batch,
+                                  shape.context, shape.prefill));
+  }
+  StepExplanation e;
+  e.shape = shape;
+  e.config = simulation_config(scenario);
+  e.source = sim::resolve_step_time_source(e.config);
+  sim::CostOptions options = e.config.cost;
+  options.weights = e.config.serving.weights;
+  options.memoise = false;
+  const sim::SimulationConfig& c = e.config;
+  e.plan = plan_memory(c.model, c.gpu, c.scheme, c.parallel, c.serving);
+  sim::StepCostModel model(c.model, c.gpu, e.plan.kv_scheme, c.parallel, e.source.profile, options);
+  std::vector<int64_t> decode(static_cast<size_t>(shape.batch), shape.context);
+  std::vector<sim::PrefillChunk> prefill;
+  if (shape.prefill > 0) prefill.push_back(sim::PrefillChunk{.context_tokens = 0, .new_tokens = shape.prefill});
+  sim::StepWork work;
+  work.decode_contexts = decode;
+  work.prefill = prefill;
+  e.breakdown = model.explain(work);
+  e.weights_note = model.weights_note();
+  e.sources = model.sources();
+  e.cuda_graphs = options.cuda_graphs && shape.prefill == 0;
+  return e;
+}
+
+nlohmann::json step_json(const StepExplanation& e) {
+  const sim::SimulationConfig& config = e.config;
+  const sim::StepBreakdown& b = e.breakdown;
+  nlohmann::json j;
+  j["warnings"] = e.plan.warnings;
+  j["step"] = {{"decode_sequences", e.shape.batch}, {"context_tokens", e.shape.context}, {"prefill_tokens", e.shape.prefill}};
+  j["total_ns"] = b.total_ns;
+  j["profile_source"] = e.source.profile.source_kind();
+  j["step_time_source"] = e.source.summary;
+  j["engine_step_overhead_ns"] = config.overheads.step.ns;
+  j["engine_step_overhead_source"] = config.overheads.step.source;
+  j["engine_step_time_factor"] = config.overheads.step_factor.value;
+  j["engine_step_time_factor_source"] = config.overheads.step_factor.source;
+  j["step_with_overhead_ns"] =
+      sim::engine_step_ns(b.total_ns, config.overheads.step_factor.value, config.overheads.step.ns);
+  j["weights"] = e.weights_note;
+  j["ops"] = nlohmann::json::array();
+  for (const sim::OpCost& op : b.ops) {
+    j["ops"].push_back({{"name", op.name}, {"class", op.op_class}, {"stream", op.stream}, {"instances", op.instances},
+                        {"time_ns", op.time_ns}, {"launch_ns", op.launch_ns}, {"limit", op.limit},
+                        {"grid_factor", op.grid_factor}, {"flops", op.flops}, {"bytes", op.bytes},
+                        {"source", op.source}});
+  }
+  j["sources"] = e.sources;
+  return j;
+}
+
+std::string step_text(const StepExplanation& e) {
+  const sim::SimulationConfig& config = e.config;
+  const sim::StepBreakdown& b = e.breakdown;
+  std::string out;
+  for (const std::string& w : e.plan.warnings) out += fmt::format("WARNING: {}\n", w);
+  out += fmt::format("One step of {} on {} ({}): {} decode sequence(s) of {} tokens{}\n", config.model.name,
+                     config.gpu.name, parallel_text(config.parallel), e.shape.batch, with_commas(e.shape.context),
+                     e.shape.prefill > 0 ? fmt::format(" + a prefill chunk of {} tokens", with_commas(e.shape.prefill))
+                                         : "");
+  out += fmt::format("{}; CUDA graphs {}\n\n", e.weights_note, e.cuda_graphs ? "on (no launch overhead)" : "off for this step");
+  out += fmt::format("  {:<38} {:>6} {:>10} {:>6}  {:<7} {:>6}  {}\n", "operator (all layers)", "count", "us", "share",
+                     "limit", "grid", "source");
+  double sum = 0;
+  for (const sim::OpCost& op : b.ops) sum += static_cast<double>(op.time_ns);
+  for (const sim::OpCost& op : b.ops) {
+    out += fmt::format("  {:<38} {:>6} {:>10.1f} {:>5.1f}%  {:<7} {:>6}  {}\n", op.name, op.instances,
+                       static_cast<double>(op.time_ns) / 1e3,
+                       sum > 0 ? 100.0 * static_cast<double>(op.time_ns) / sum : 0.0, op.limit,
+                       op.grid_factor == 1.0 ? std::string("-") : fmt::format("x{:.2f}", op.grid_factor), op.source);
+  }
+  out += fmt::format("\n  step time (critical path over compute, communication and copy streams): {:.1f} us\n",
+                     static_cast<double>(b.total_ns) / 1e3);
+  if (config.overheads.step_factor.value != 1.0) {
+    out += fmt::format("  x engine step-time factor {:.3f} — {}\n", config.overheads.step_factor.value,
+                       config.overheads.step_factor.source);
+  }
+  out += fmt::format("  + engine step overhead (scheduler, sampling, CPU): {:.1f} us — {}\n",
+                     static_cast<double>(config.overheads.step.ns) / 1e3, config.overheads.step.source);
+  out += fmt::format("  = {:.1f} us per step as the simulator advances time\n",
+                     static_cast<double>(sim::engine_step_ns(b.total_ns, config.overheads.step_factor.value,
+                                                             config.overheads.step.ns)) / 1e3);
+  out += fmt::format("  step times: {}\n", e.source.summary);
+  out += "  terms: compute = FLOPs / (peak x e_c), memory = bytes / (bandwidth x e_m); the larger, times the\n"
+         "  measured shape correction (grid), never below the class's per-kernel floor, plus launch overhead\n"
+         "  outside CUDA graphs (docs/cost-model.md)\n";
+  out += "\n  where each operator class's numbers come from:\n";
+  for (const std::string& line : e.sources) out += "    " + line + "\n";
+  return out;
+}
+
+}  // namespace kvplan::plan

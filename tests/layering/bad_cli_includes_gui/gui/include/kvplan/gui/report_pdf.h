@@ -1,0 +1,2 @@
+// a gui/ header
+#pragma once

@@ -1,0 +1,2 @@
+// a cli/ header
+#pragma once

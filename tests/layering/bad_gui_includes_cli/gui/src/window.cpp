@@ -1,0 +1,2 @@
+// gui/ including a cli/ header by its bare name: forbidden
+#include "commands.h"

@@ -1,0 +1,2 @@
+// plan/ using Qt: forbidden
+#include <QString>
