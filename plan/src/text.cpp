@@ -2,17 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/core/number_text.h"
+
 namespace kvplan::plan {
 
-std::string with_commas(int64_t v) {
-  std::string digits = std::to_string(v < 0 ? -v : v);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return v < 0 ? "-" + out : out;
-}
+std::string with_commas(int64_t v) { return kvplan::with_commas(v); }
 
 std::string gib_text(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0); }
 

@@ -10,6 +10,7 @@
 
 #include "internal/trace_reader.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/number_text.h"
 
 namespace kvplan::sim {
 
@@ -17,17 +18,6 @@ namespace {
 
 using internal::TraceReader;
 using internal::TraceRow;
-
-// 19366 -> "19,366" (fmt's {:L} would depend on the process locale).
-std::string with_thousands(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
 
 void validate(const TraceOptions& options) {
   if (!(std::isfinite(options.time_scale) && options.time_scale > 0)) {
@@ -92,12 +82,12 @@ class TraceSource final : public RequestSource {
     const Summary& s = *summary_;
     std::string text = fmt::format("{}: {} requests over {:.1f} s ({})",
                                    std::filesystem::path(reader_.path()).filename().string(),
-                                   with_thousands(s.requests), ns_to_seconds(s.last_arrival_ns),
+                                   with_commas(s.requests), ns_to_seconds(s.last_arrival_ns),
                                    trace_format_name(reader_.format()));
     if (options_.time_scale != 1.0) text += fmt::format(", time scaled by {}", options_.time_scale);
-    if (s.zero_outputs > 0) text += fmt::format("; {} zero-token outputs read as 1", with_thousands(s.zero_outputs));
+    if (s.zero_outputs > 0) text += fmt::format("; {} zero-token outputs read as 1", with_commas(s.zero_outputs));
     if (s.skipped > 0) {
-      text += fmt::format("; {} rows over max_total_tokens={} skipped", with_thousands(s.skipped),
+      text += fmt::format("; {} rows over max_total_tokens={} skipped", with_commas(s.skipped),
                           options_.max_total_tokens);
     }
     return text;
