@@ -29,6 +29,7 @@ struct SimRequest {
   std::string out_dir;      // simulate: write summary.json, requests.csv, timeseries.csv here
   double tolerance = 0;     // capacity: relative bracket width at which the search stops
   std::string explain_step; // simulate: "B,C[,P]" explains one step instead of simulating
+  std::vector<std::string> compare;  // capacity: KEY=V1,V2,... (several: their cartesian product)
 };
 int run_simulate(const SimRequest& request);
 // `simulate --explain-step B,C[,P]` (explain_step.cpp).

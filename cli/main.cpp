@@ -93,6 +93,13 @@ int run_command_line(int argc, char** argv) {
                                   "tokens) operator by operator, with each term's source, instead of simulating",
                                   "sequences,tokens[,tokens]"))
       ->type_name("B,C[,P]");
+  capacity->add_option("--compare", sim_request.compare,
+                       plain_help("Vary settings, side by side; repeat for several (every combination), e.g. "
+                                  "--compare gpu=h100-sxm,h200 --compare kv-cache-dtype=auto,fp8",
+                                  "KEY=V1,V2,... (a setting and its values)"))
+      ->type_name("KEY=V1,V2")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   capacity->add_option("--tolerance", sim_request.tolerance,
                        plain_help("Stop when the bracket is this narrow; default 0.02", "relative width"))
       ->type_name("NUMBER");

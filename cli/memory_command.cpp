@@ -9,27 +9,15 @@
 #include "kvplan/core/json_input.h"
 #include "kvplan/plan/memory.h"
 #include "kvplan/plan/presets.h"
+#include "kvplan/plan/settings.h"
 
 namespace kvplan::cli {
 
 namespace {
 
 int run_compare(const MemoryRequest& r) {
-  auto eq = r.compare.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == r.compare.size()) {
-    throw ConfigError(fmt::format("--compare={} must look like KEY=V1,V2,... e.g. kv-cache-dtype=auto,fp8,int4", r.compare));
-  }
-  const std::string key = r.compare.substr(0, eq);
-  std::vector<std::string> values;
-  const std::string rest = r.compare.substr(eq + 1);
-  size_t start = 0;
-  while (start <= rest.size()) {
-    size_t comma = rest.find(',', start);
-    values.push_back(rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  const plan::MemoryComparison c = plan::compare_memory(r.scenario, key, values);
+  const plan::SettingAxis axis = plan::parse_setting_axis(r.compare, plan::Command::kMemory, "memory");
+  const plan::MemoryComparison c = plan::compare_memory(r.scenario, axis.setting, axis.values);
   std::cout << (r.json ? json_text(plan::comparison_json(c), 2) + "\n" : plan::comparison_text(c));
   return 0;
 }

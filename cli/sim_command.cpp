@@ -162,6 +162,11 @@ std::string result_text(const sim::SimulationConfig& c, const sim::SimulationRes
   out += fmt::format("KV memory holding tokens: mean {:.1f}%, peak {:.1f}% of capacity", mean * 100, peak * 100);
   if (c.prefix_caching) out += fmt::format("; prefix hit rate {:.1f}%", s.prefix_hit_rate * 100);
   out += "\n";
+  const sim::EngineLimitUse& l = s.limits;
+  out += fmt::format("engine limits: running peak {} of {} max_num_seqs; KV held by sequences peak {:.1f}%; steps held "
+                     "back: {:.1f}% by KV memory, {:.1f}% at max_num_seqs (of {})\n",
+                     l.peak_running, l.max_num_seqs, l.peak_kv_used * 100, l.kv_limited_share() * 100,
+                     l.seq_limited_share() * 100, plan::with_commas(l.steps));
   if (c.slo.any()) {
     out += fmt::format("SLO ({}): {}; {:.1f}% of requests meet every target, goodput {:.2f} req/s\n",
                        c.slo.describe(), s.meets_slo ? "met" : "NOT met", s.slo_attainment * 100,
@@ -201,7 +206,9 @@ void print_speed(const sim::SimulationResult& r, double wall_s) {
 
 int run_simulate(const SimRequest& request) {
   plan::SimulationAnswer run;
-  run.config = plan::simulation_config(request.scenario);
+  const plan::ResolvedScenario resolved = plan::resolve(request.scenario);
+  run.config = plan::simulation_config(request.scenario, resolved);
+  run.cost = plan::deployment_cost(resolved, run.config.cluster);
   const sim::SimulationConfig& config = run.config;
   std::unique_ptr<sim::RequestCsvWriter> requests;
   if (!request.out_dir.empty()) {
@@ -246,6 +253,7 @@ int run_simulate(const SimRequest& request) {
     std::cout << "kvplan simulate: " << setup_text(config) << "\n";
     std::cout << "workload: " << workload_text(config) << "\n";
     std::cout << result_text(config, result);
+    std::cout << plan::cost_text(plan::simulation_cost(run));
     if (!request.out_dir.empty()) {
       const char* tail = interrupted.empty() ? "" : ".partial";
       std::cout << fmt::format("wrote {0}/summary.json, {0}/requests.csv{1}, {0}/timeseries.csv{1}\n",
@@ -265,6 +273,16 @@ int run_capacity(const SimRequest& request) {
                              p.load, users ? "users" : "req/s", p.summary.ttft_ms.p50, p.summary.ttft_ms.p90,
                              p.summary.tpot_ms.p90, p.meets ? "meets" : "fails");
   };
+  if (!request.compare.empty()) {
+    std::vector<plan::SettingAxis> axes;
+    for (const std::string& text : request.compare) {
+      axes.push_back(plan::parse_setting_axis(text, plan::Command::kSimulate, "capacity"));
+    }
+    const plan::CapacityComparison c = plan::compare_capacity(request.scenario, axes, options);
+    std::cout << (request.json ? json_text(plan::capacity_comparison_json(c), 2) + "\n"
+                               : plan::capacity_comparison_text(c));
+    return 0;
+  }
   const plan::CapacityAnswer a = plan::find_capacity(request.scenario, options);
   if (request.json) {
     std::cout << json_text(plan::capacity_json(a), 2) << "\n";
@@ -280,7 +298,14 @@ int run_capacity(const SimRequest& request) {
   std::cout << "workload: " << workload_text(config) << "\n";
   std::cout << "SLO: " << config.slo.describe() << "\n\n";
   if (s.best <= 0) {
-    std::cout << fmt::format("No load meets the SLO (smallest tried: {:g} {}).\n", s.first_failing, users ? "users" : "req/s");
+    if (s.probes.empty()) {
+      std::cout << "No load can be served: " << a.binding.why << "\n";
+    } else {
+      std::cout << fmt::format("No load meets the SLO (smallest tried: {:g} {}).\n", s.first_failing,
+                               users ? "users" : "req/s");
+      std::cout << plan::binding_text(a.binding);
+    }
+    std::cout << plan::cost_text(plan::capacity_cost(a));
     return 0;
   }
   std::cout << fmt::format("{} {:g} {}{} (first failing: {:g}; {} simulations)\n",
@@ -291,6 +316,8 @@ int run_capacity(const SimRequest& request) {
   std::cout << step_source_text(source.summary, source.band);
   std::cout << fmt::format("at that load: {:.2f} req/s, {:.0f} output tok/s, {:.1f}% of requests meet every target\n",
                            s.at_best.requests_per_s, s.at_best.output_tokens_per_s, s.at_best.slo_attainment * 100);
+  std::cout << plan::binding_text(a.binding);
+  std::cout << plan::cost_text(plan::capacity_cost(a));
   return 0;
 }
 

@@ -104,6 +104,12 @@ std::string memory_text(const MemoryAnswer& a) {
                        with_commas(f.p99_tokens));
     out += fmt::format("    concurrent requests that fit: {} at the mean, {} if all were p99\n",
                        with_commas(f.requests_at_mean), with_commas(f.requests_at_p99));
+    // The KV answer is not the binding limit when the engine runs fewer sequences at once.
+    if (p.max_num_seqs > 0 && f.requests_at_mean > p.max_num_seqs) {
+      out += fmt::format("    but max_num_seqs={} binds first: the engine runs at most {} at once (latency targets may "
+                         "bind lower still: kvplan capacity)\n",
+                         p.max_num_seqs, with_commas(p.max_num_seqs));
+    }
   }
   if (!p.fits) {
     for (const std::string& why : p.problems) out += fmt::format("  DOES NOT FIT: {}\n", why);

@@ -560,6 +560,33 @@ const Setting& setting(std::string_view name) {
                                               : fmt::format(" (did you mean {}?)", fmt::join(close, ", "))));
 }
 
+SettingAxis parse_setting_axis(std::string_view text, Command command, std::string_view command_name) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    throw ConfigError(fmt::format("--compare={} must look like KEY=V1,V2,... e.g. kv-cache-dtype=auto,fp8,int4", text));
+  }
+  const std::string_view key = text.substr(0, eq);
+  const Setting* row = find_setting(key);
+  if (row == nullptr || (command == Command::kMemory && row->command != Command::kMemory)) {
+    throw ConfigError(fmt::format("--compare={}=...: '{}' is not a setting of `kvplan {}` (kvplan {} --help lists them)",
+                                  key, key, command_name, command_name));
+  }
+  SettingAxis axis;
+  axis.setting = row->flag;
+  const std::string_view rest = text.substr(eq + 1);
+  size_t start = 0;
+  while (start <= rest.size()) {
+    const size_t comma = rest.find(',', start);
+    axis.values.emplace_back(rest.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  // Each value by the setting's own rule now, before any answer is computed with it.
+  Scenario probe;
+  for (const std::string& v : axis.values) row->set_text(probe, v, "--compare " + row->flag);
+  return axis;
+}
+
 void set_values(Scenario& s, const SettingValues& values) {
   for (const auto& [name, value] : values) setting(name).set(s, value);
 }

@@ -204,16 +204,31 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
 
 SimulationAnswer simulate(const Scenario& scenario, const sim::RunHooks& hooks) {
   SimulationAnswer a;
-  a.config = simulation_config(scenario);
+  const ResolvedScenario resolved = resolve(scenario);
+  a.config = simulation_config(scenario, resolved);
+  a.cost = deployment_cost(resolved, a.config.cluster);
   a.result = sim::run_simulation(a.config, hooks);
   return a;
 }
 
-nlohmann::json simulation_json(const SimulationAnswer& a) { return sim::summary_json(a.config, a.result, a.interrupted); }
+CostAtLoad simulation_cost(const SimulationAnswer& a) {
+  const sim::RunSummary& s = a.result.summary;
+  const bool users = a.config.workload.kind == sim::WorkloadKind::kClosedLoop;
+  const double load = users ? static_cast<double>(a.config.workload.closed.num_users) : s.requests_per_s;
+  return cost_at_load(a.cost, load, users, s.output_tokens_per_s);
+}
+
+nlohmann::json simulation_json(const SimulationAnswer& a) {
+  nlohmann::json j = sim::summary_json(a.config, a.result, a.interrupted);
+  j["cost"] = cost_json(simulation_cost(a));
+  return j;
+}
 
 CapacityAnswer find_capacity(const Scenario& scenario, const CapacityRequest& request) {
   CapacityAnswer a;
-  a.config = simulation_config(scenario);
+  const ResolvedScenario resolved = resolve(scenario);
+  a.config = simulation_config(scenario, resolved);
+  a.cost = deployment_cost(resolved, a.config.cluster);
   if (!a.config.slo.any()) {
     throw ConfigError("capacity: give at least one SLO target (--slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms)");
   }
@@ -228,13 +243,23 @@ CapacityAnswer find_capacity(const Scenario& scenario, const CapacityRequest& re
   if (request.on_probe) {
     options.on_probe = [&request, users = a.users](const sim::CapacityProbe& p) { request.on_probe(p, users); };
   }
-  a.search = a.users ? sim::find_max_users(a.config, options) : sim::find_max_rate(a.config, options);
   // What the answer must not be trusted for (unknown architecture read as generic, ...): the same
   // list `memory` prints, from the engine memory plan of the scenario.
   const sim::SimulationConfig& c = a.config;
-  a.warnings = plan_memory(c.model, c.gpu, c.scheme, c.parallel, c.serving).warnings;
+  a.plan = plan_memory(c.model, c.gpu, c.scheme, c.parallel, c.serving);
+  a.warnings = a.plan.warnings;
   a.source = sim::resolve_step_time_source(c);
+  // Weights that leave no KV budget bind before any load: nothing to simulate (the simulator would
+  // refuse the scenario), and a comparison row says so instead of failing the whole table.
+  if (a.plan.fits || c.kv_capacity_bytes > 0) {
+    a.search = a.users ? sim::find_max_users(a.config, options) : sim::find_max_rate(a.config, options);
+  }
+  a.binding = binding_constraint(c.slo, a.search, a.users, a.plan);
   return a;
+}
+
+CostAtLoad capacity_cost(const CapacityAnswer& a) {
+  return cost_at_load(a.cost, a.search.best, a.users, a.search.best > 0 ? a.search.at_best.output_tokens_per_s : 0);
 }
 
 namespace {
@@ -259,6 +284,10 @@ nlohmann::json capacity_json(const CapacityAnswer& a) {
   j["first_failing"] = a.search.first_failing;
   j["unbounded"] = a.search.unbounded;
   j["at_best"] = sim::run_summary_json(a.search.at_best);
+  const nlohmann::json binding = binding_json(a.binding);
+  j["binding_constraint"] = binding["binding_constraint"];
+  j["margins"] = binding["margins"];
+  j["cost"] = cost_json(capacity_cost(a));
   nlohmann::json probes = nlohmann::json::array();
   for (const auto& p : a.search.probes) {
     probes.push_back({{"load", p.load}, {"meets", p.meets}, {"summary", sim::run_summary_json(p.summary)}});

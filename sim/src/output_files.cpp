@@ -99,7 +99,14 @@ nlohmann::json run_summary_json(const RunSummary& s) {
           {"e2e_ms", percentiles_json(s.e2e_ms)},
           {"max_gap_ms", percentiles_json(s.max_gap_ms)},
           {"preemptions", s.preemptions},
-          {"prefix_hit_rate", s.prefix_hit_rate}};
+          {"prefix_hit_rate", s.prefix_hit_rate},
+          {"limits",
+           {{"steps", s.limits.steps},
+            {"seq_limited_steps", s.limits.seq_limited_steps},
+            {"kv_limited_steps", s.limits.kv_limited_steps},
+            {"peak_running", s.limits.peak_running},
+            {"max_num_seqs", s.limits.max_num_seqs},
+            {"peak_kv_used", s.limits.peak_kv_used}}}};
 }
 
 nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r, const std::string& interrupted) {

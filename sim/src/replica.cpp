@@ -72,6 +72,8 @@ struct Replica::Impl {
   std::vector<Completion> rejected;  // requests that can never fit, reported at the next finish
   StepStats stats;
   double new_token_ratio = kInitialNewTokenRatio;  // SGLang admission headroom
+  // Set while planning a step when KV memory kept a waiting or swapped request out (StepStats).
+  bool kv_blocked = false;
   int64_t idle_steps = 0;      // consecutive steps that emitted no token
   int64_t emitted_tokens = 0;  // cumulative
 
@@ -171,7 +173,10 @@ struct Replica::Impl {
       const int64_t q = decode_query_tokens();
       if (budget < q) return false;
       AdmitResult a = kv->admit(kv_request(s, false), s.kv_tokens + q);
-      if (!a.ok) return false;
+      if (!a.ok) {
+        kv_blocked = true;
+        return false;
+      }
       s.capacity = a.capacity_tokens;
       s.state = SeqState::kRunning;
       waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(pos));
@@ -191,7 +196,10 @@ struct Replica::Impl {
     int64_t initial = std::min(s.prefill_target, expected_cached + budget);
     if (reserves()) initial = s.prefill_target;  // reservation covers the whole request anyway
     AdmitResult a = kv->admit(kv_request(s, use_prefix), initial);
-    if (!a.ok) return false;
+    if (!a.ok) {
+      kv_blocked = true;
+      return false;
+    }
     s.kv_tokens = a.cached_tokens;
     s.capacity = a.capacity_tokens;
     int64_t chunk = std::min(s.prefill_target - s.kv_tokens, budget);
@@ -202,6 +210,7 @@ struct Replica::Impl {
         kv->release(s.spec.id, false);
         s.kv_tokens = 0;
         s.capacity = 0;
+        kv_blocked = true;
         return false;
       }
       s.capacity = cap;
@@ -246,7 +255,10 @@ struct Replica::Impl {
       Seq& s = seqs[slot];
       int64_t need = s.prefilling() ? std::min(s.prefill_target, s.kv_tokens + budget) : s.kv_tokens + q;
       AdmitResult a = kv->admit(kv_request(s, false), need);
-      if (!a.ok) return;
+      if (!a.ok) {
+        kv_blocked = true;
+        return;
+      }
       swapped.pop_front();
       swap_in_bytes += offload->swap_in(s.spec.id);
       s.capacity = a.capacity_tokens;
@@ -327,7 +339,10 @@ struct Replica::Impl {
       const Seq& w = seqs[waiting[pos]];
       const int64_t need = w.prefilled_elsewhere ? w.kv_tokens + decode_query_tokens()
                                                  : std::min(w.prefill_target, budget);
-      if (!fits_with_headroom(need, reserve)) break;
+      if (!fits_with_headroom(need, reserve)) {
+        kv_blocked = true;
+        break;
+      }
       if (!admit_waiting(pos, budget, now)) break;
       const Seq& a = seqs[running.back()];
       reserve += static_cast<int64_t>(std::ceil(static_cast<double>(a.spec.output_tokens - a.generated) * new_token_ratio));
@@ -495,12 +510,18 @@ TimeNs Replica::start_step(TimeNs now) {
   m.plan.clear();
   m.swap_in_bytes = 0;
   m.swap_out_bytes = 0;
+  m.kv_blocked = false;
+  const int64_t preemptions_before = m.stats.preemptions;
   switch (m.cfg().kind) {
     case SchedulerKind::kStatic: m.plan_static(now); break;
     case SchedulerKind::kSglang: m.plan_sglang(now); break;
     case SchedulerKind::kOrca:
     case SchedulerKind::kVllm: m.plan_continuous(now); break;
   }
+  // Read before reject_unfittable, whose admission tries are about requests that never fit.
+  const bool kv_limited = m.kv_blocked || m.stats.preemptions != preemptions_before;
+  const bool seq_limited =
+      (!m.waiting.empty() || !m.swapped.empty()) && static_cast<int32_t>(m.running.size()) >= m.cfg().max_num_seqs;
   m.reject_unfittable(now);
   if (m.plan.empty()) {
     // Rejections still need reporting: a zero-length step delivers them.
@@ -512,6 +533,13 @@ TimeNs Replica::start_step(TimeNs now) {
   }
   m.in_flight = true;
   ++m.stats.steps;
+  if (seq_limited) {
+    ++m.stats.seq_limited_steps;
+  } else if (kv_limited) {
+    ++m.stats.kv_limited_steps;
+  }
+  m.stats.peak_running = std::max(m.stats.peak_running, static_cast<int64_t>(m.running.size()));
+  m.stats.peak_kv_allocated_bytes = std::max(m.stats.peak_kv_allocated_bytes, m.kv->usage().allocated_bytes());
   m.stats.batch_seqs = static_cast<int64_t>(m.plan.size());
   m.stats.batch_tokens = 0;
   for (const Planned& p : m.plan) m.stats.batch_tokens += p.tokens;

@@ -568,6 +568,20 @@ SimulationResult Loop::run() {
   }
   double hit_rate = lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
   result_.summary = metrics_.summarize(active_, hit_rate);
+  EngineLimitUse& limits = result_.summary.limits;
+  for (const Replica& r : replicas_) {
+    const StepStats& st = r.stats();
+    limits.steps += st.steps;
+    limits.seq_limited_steps += st.seq_limited_steps;
+    limits.kv_limited_steps += st.kv_limited_steps;
+    limits.peak_running = std::max(limits.peak_running, st.peak_running);
+    limits.max_num_seqs = std::max<int64_t>(limits.max_num_seqs, r.setup().scheduler.max_num_seqs);
+    const int64_t capacity = r.kv().usage().capacity_bytes;
+    if (capacity > 0) {
+      limits.peak_kv_used = std::max(limits.peak_kv_used, static_cast<double>(st.peak_kv_allocated_bytes) /
+                                                              static_cast<double>(capacity));
+    }
+  }
   if (cost_) {
     result_.cost_memo_hits = cost_->memo_hits();
     result_.cost_memo_misses = cost_->memo_misses();

@@ -97,6 +97,73 @@ TEST(SimCli, CapacitySearchIsReproducible) {
   EXPECT_TRUE(j["at_best"]["meets_slo"].get<bool>());
 }
 
+// Small closed-loop users of fixed lengths, 30 s per probe: a capacity search in well under a second.
+const std::string kSmallUsers = "--users 4 --think-time 1 --prompt-lengths fixed:256 --output-lengths fixed:64 "
+                                "--duration 30 --tolerance 0.2 ";
+
+TEST(SimCli, CapacityNamesTheBindingConstraintAndTheCost) {
+  Result r = run("capacity " + kSmallUsers + "--slo-tpot-ms 12 --gpu-price 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* f : {"binding constraint: tpot", "at the answer: p90 TPOT", "KV memory peak", "max_num_seqs",
+                        "cost: $2.00/hour for 1 GPU (1 replica x 1)", "per concurrent user",
+                        "per million output tokens", "price source: given (--gpu-price)"}) {
+    EXPECT_NE(r.out.find(f), std::string::npos) << f << "\n" << r.out;
+  }
+  // A GPU without a price: said, never invented.
+  Result unpriced = run("capacity " + kSmallUsers + "--slo-tpot-ms 12 --gpu h800");
+  ASSERT_EQ(unpriced.status, 0) << unpriced.out;
+  EXPECT_NE(unpriced.out.find("cost: unknown for 1 GPU"), std::string::npos) << unpriced.out;
+  EXPECT_NE(unpriced.out.find("--gpu-price"), std::string::npos) << unpriced.out;
+}
+
+TEST(SimCli, SimulateReportsEngineLimitsAndCost) {
+  Result r = run("simulate --users 8 --think-time 0 --duration 20 --prompt-lengths fixed:256 --output-lengths fixed:64 "
+                 "--max-num-seqs 4 --gpu-price 3");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* f : {"engine limits: running peak 4 of 4 max_num_seqs", "cost: $3.00/hour for 1 GPU",
+                        "$0.3750/hour per concurrent user"}) {
+    EXPECT_NE(r.out.find(f), std::string::npos) << f << "\n" << r.out;
+  }
+  Result j = run("simulate --json --users 8 --think-time 0 --duration 20 --prompt-lengths fixed:256 --output-lengths fixed:64 "
+                 "--max-num-seqs 4 --gpu-price 3");
+  ASSERT_EQ(j.status, 0) << j.out;
+  const nlohmann::json s = json_of(j.out);
+  EXPECT_EQ(s["summary"]["limits"]["peak_running"], 4);
+  EXPECT_GT(s["summary"]["limits"]["seq_limited_steps"].get<int64_t>(), 0);
+  EXPECT_DOUBLE_EQ(s["cost"]["usd_per_user"].get<double>(), 3.0 / 8);
+}
+
+TEST(SimCli, CapacityCompareIsTheCartesianProduct) {
+  const std::string args = "capacity --json " + kSmallUsers +
+                           "--slo-ttft-ms 1000 --compare max-num-seqs=2,64 --compare gpu=h100-sxm,h800";
+  Result a = run(args);
+  ASSERT_EQ(a.status, 0) << a.out;
+  EXPECT_EQ(a.out, run(args).out);  // deterministic
+  const nlohmann::json j = nlohmann::json::parse(a.out);
+  ASSERT_EQ(j.size(), 4u);
+  // First axis slowest.
+  EXPECT_EQ(j[0]["compare"], (nlohmann::json{{"max-num-seqs", "2"}, {"gpu", "h100-sxm"}}));
+  EXPECT_EQ(j[1]["compare"], (nlohmann::json{{"max-num-seqs", "2"}, {"gpu", "h800"}}));
+  EXPECT_EQ(j[3]["compare"], (nlohmann::json{{"max-num-seqs", "64"}, {"gpu", "h800"}}));
+  EXPECT_EQ(j[0]["binding_constraint"]["kind"], "max_num_seqs");
+  EXPECT_TRUE(j[1]["cost"]["usd_per_hour"].is_null());  // h800 has no price
+  EXPECT_DOUBLE_EQ(j[0]["cost"]["usd_per_user"].get<double>(),
+                   j[0]["cost"]["usd_per_hour"].get<double>() / j[0]["best"].get<double>());
+  Result table = run("capacity " + kSmallUsers + "--slo-ttft-ms 1000 --compare max-num-seqs=2,64");
+  ASSERT_EQ(table.status, 0) << table.out;
+  for (const char* f : {"comparing 2 combinations", "max-num-seqs", "binding", "$/user-hour", "price of h100-sxm"}) {
+    EXPECT_NE(table.out.find(f), std::string::npos) << f << "\n" << table.out;
+  }
+}
+
+TEST(SimCli, BadCapacityCompareExitsWithStatus2) {
+  expect_bad_input("capacity --users 4 --slo-ttft-ms 1000 --compare bogus=1,2", {"bogus", "not a setting of `kvplan capacity`"});
+  expect_bad_input("capacity --users 4 --slo-ttft-ms 1000 --compare max-num-seqs=4,x", {"max-num-seqs=x"});
+  expect_bad_input("capacity --users 4 --slo-ttft-ms 1000 --compare max-num-seqs", {"--compare=max-num-seqs", "KEY=V1,V2"});
+  expect_bad_input("capacity --users 4 --slo-ttft-ms 1000 --compare tensor-parallel-size=1,3",
+                   {"--compare tensor-parallel-size=3"});
+}
+
 TEST(SimCli, BadInputExitsWithStatus2) {
   expect_bad_input("simulate --scheduler fifo", {"scheduler", "fifo", "static, orca, vllm, sglang"});
   expect_bad_input("simulate --scheduler static --kv-policy paged", {"kv-policy=paged", "max-length"});

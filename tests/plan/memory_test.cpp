@@ -69,5 +69,16 @@ TEST(PlanMemory, CompareVariesOneSetting) {
   EXPECT_THROW(compare_memory(Scenario{}, "kv-cache-dtype", {"fp9"}), ConfigError);
 }
 
+TEST(PlanMemory, SaysWhenMaxNumSeqsBindsBeforeTheKvHeadline) {
+  Scenario s;
+  s.kv_cache.fit_lengths = "fixed:1000";  // Llama-3.1-8B on an H100: thousands of these fit in KV
+  s.engine.max_num_seqs = 64;
+  const MemoryAnswer a = answer_memory(s);
+  ASSERT_GT(a.fit->requests_at_mean, 64);
+  EXPECT_NE(memory_text(a).find("but max_num_seqs=64 binds first"), std::string::npos) << memory_text(a);
+  s.engine.max_num_seqs = 100000;  // more than fit: the KV count is the limit, nothing said
+  EXPECT_EQ(memory_text(answer_memory(s)).find("binds first"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvplan::plan

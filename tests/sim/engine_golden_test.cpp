@@ -78,6 +78,14 @@ TEST(EngineGolden, ChunkedPrefillThenDecode) {
   // Throughput: 2 requests and 5 output tokens between the first arrival (0) and last finish (5.5 ms).
   EXPECT_NEAR(r.result.summary.requests_per_s, 2 / 0.0055, 1e-6);
   EXPECT_NEAR(r.result.summary.output_tokens_per_s, 5 / 0.0055, 1e-6);
+  // No limit held anything back; the peak KV was at t=1.64: A's 100 prompt tokens in 7 blocks and
+  // B's 20 in 2, 9 of 64 blocks.
+  const EngineLimitUse& l = r.result.summary.limits;
+  EXPECT_EQ(l.steps, 4);
+  EXPECT_EQ(l.kv_limited_steps, 0);
+  EXPECT_EQ(l.seq_limited_steps, 0);
+  EXPECT_EQ(l.peak_running, 2);
+  EXPECT_DOUBLE_EQ(l.peak_kv_used, 9.0 / 64);
 }
 
 TEST(EngineGolden, PreemptionByRecompute) {
@@ -106,6 +114,38 @@ TEST(EngineGolden, PreemptionByRecompute) {
   EXPECT_EQ(r.log.at(3), "r0 4000000->5100000: 0:D1");
   EXPECT_EQ(r.log.at(10), "r0 11700000->13030000: 1:P33");
   EXPECT_EQ(r.result.summary.preemptions, 1);
+  // Engine limits (EngineLimitUse): 17 steps (log 0-16). Step 3 preempted B; steps 4-9 (A's
+  // tokens 5-10) kept B waiting for 3 blocks with 1 free: 7 steps held back by KV memory. Both
+  // sequences ran at once (peak 2 of 4); the first step filled all 4 blocks.
+  const EngineLimitUse& l = r.result.summary.limits;
+  EXPECT_EQ(r.log.size(), 17u);
+  EXPECT_EQ(l.steps, 17);
+  EXPECT_EQ(l.kv_limited_steps, 7);
+  EXPECT_EQ(l.seq_limited_steps, 0);
+  EXPECT_EQ(l.peak_running, 2);
+  EXPECT_EQ(l.max_num_seqs, 4);
+  EXPECT_DOUBLE_EQ(l.peak_kv_used, 1.0);
+}
+
+TEST(EngineGolden, RequestsWaitingAtMaxNumSeqsAreCounted) {
+  SimulationConfig c = base(64);
+  c.scheduler.max_num_seqs = 1;
+  c.workload.requests = {req(0, 0, 10, 3), req(1, 0, 10, 2)};
+  GoldenRun r = run(c);
+  // A runs alone (the limit is 1) while B waits: prefill 10 (1.1 ms), decodes to 2.2 and 3.3 ms.
+  // Then B: prefill to 4.4, decode to 5.5. The three steps of A had B waiting at the limit.
+  EXPECT_EQ(r.log, (std::vector<std::string>{"r0 0->1100000: 0:P10", "r0 1100000->2200000: 0:D1",
+                                             "r0 2200000->3300000: 0:D1", "r0 3300000->4400000: 1:P10",
+                                             "r0 4400000->5500000: 1:D1"}));
+  const EngineLimitUse& l = r.result.summary.limits;
+  EXPECT_EQ(l.steps, 5);
+  EXPECT_EQ(l.seq_limited_steps, 3);
+  EXPECT_EQ(l.kv_limited_steps, 0);
+  EXPECT_EQ(l.peak_running, 1);
+  EXPECT_EQ(l.max_num_seqs, 1);
+  EXPECT_DOUBLE_EQ(l.seq_limited_share(), 0.6);
+  // One block of 16 slots holds 10 and then 11, 12 tokens: 1 of 64 blocks.
+  EXPECT_DOUBLE_EQ(l.peak_kv_used, 1.0 / 64);
 }
 
 TEST(EngineGolden, StaticBatchesPadAndWaitForTheLongest) {

@@ -73,6 +73,17 @@ const Setting& setting(std::string_view name);
 // entry and the planner's inputs hold.
 using SettingValues = std::map<std::string, std::string>;
 
+// `--compare KEY=V1,V2,...`: one setting and the values it takes, side by side (memory and
+// capacity). The first axis of several varies slowest.
+struct SettingAxis {
+  std::string setting;              // its flag, e.g. "kv-cache-dtype"
+  std::vector<std::string> values;  // as given, each checked by the setting's rule
+};
+// Parses "KEY=V1,V2,..." for `kvplan <command_name>`. KEY is a flag or file key; with kMemory only
+// memory settings are accepted, with kSimulate every setting. Throws ConfigError naming the text,
+// the key or the value, and the rule.
+SettingAxis parse_setting_axis(std::string_view text, Command command, std::string_view command_name);
+
 // Sets each value by name (throws ConfigError naming the first bad one).
 void set_values(Scenario& s, const SettingValues& values);
 Scenario with_values(Scenario s, const SettingValues& values);

@@ -15,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvplan/plan/binding.h"
+#include "kvplan/plan/cost.h"
 #include "kvplan/plan/scenario.h"
+#include "kvplan/plan/settings.h"
 #include "kvplan/sim/capacity.h"
 #include "kvplan/sim/cost_model.h"
 #include "kvplan/sim/simulation.h"
@@ -32,12 +35,16 @@ struct SimulationAnswer {
   sim::SimulationConfig config;
   sim::SimulationResult result;
   std::string interrupted;  // why the run stopped early ("" = complete)
+  DeploymentCost cost;      // the price of every GPU of the run (unpriced when the GPU has none)
 };
 // One run; `hooks` may stream request records, report progress and stop the run early (then
 // `interrupted` should be set by the caller, who knows why).
 SimulationAnswer simulate(const Scenario& scenario, const sim::RunHooks& hooks = {});
-// summary.json of the run (`kvplan simulate --json`).
+// summary.json of the run, plus its "cost" (`kvplan simulate --json`).
 nlohmann::json simulation_json(const SimulationAnswer& a);
+// The run's unit costs: per concurrent user (closed loop) or per request per second served, and
+// per million output tokens at the run's throughput.
+CostAtLoad simulation_cost(const SimulationAnswer& a);
 
 struct CapacityRequest {
   double tolerance = 0;  // relative bracket width at which the search stops; 0: 0.02
@@ -51,10 +58,32 @@ struct CapacityAnswer {
   sim::CapacitySearch search;
   std::vector<std::string> warnings;  // the memory plan's (unknown architecture, ...)
   sim::StepTimeSource source;
+  MemoryPlan plan;                    // one replica's; when it does not fit nothing is simulated
+  BindingConstraint binding;          // which limit binds, and the others' margins at the answer
+  DeploymentCost cost;
 };
-// Throws ConfigError without an SLO target.
+// Throws ConfigError without an SLO target. Weights that leave no KV budget (and no
+// --kv-capacity-gib) are an answer, not an error: best 0, binding "weights".
 CapacityAnswer find_capacity(const Scenario& scenario, const CapacityRequest& request = {});
 nlohmann::json capacity_json(const CapacityAnswer& a);
+// The answer's unit costs at its load and throughput.
+CostAtLoad capacity_cost(const CapacityAnswer& a);
+
+// Several settings varied together (`capacity --compare KEY=V1,V2 [--compare KEY2=...]`): every
+// combination (the cartesian product, first axis slowest), each answered as find_capacity would.
+struct CapacityComparison {
+  std::vector<SettingAxis> axes;
+  std::vector<std::vector<std::string>> combinations;  // one value per axis
+  std::vector<CapacityAnswer> answers;                  // same order
+};
+// Checks every combination (resolve, simulation_config) before simulating any; throws ConfigError
+// "--compare KEY=V, ...: <why>" for the first that is bad.
+CapacityComparison compare_capacity(const Scenario& base, const std::vector<SettingAxis>& axes,
+                                    const CapacityRequest& request = {});
+// An array: each combination's capacity_json with "compare": {KEY: V, ...}.
+nlohmann::json capacity_comparison_json(const CapacityComparison& c);
+// A table: each combination's answer, binding constraint, and costs.
+std::string capacity_comparison_text(const CapacityComparison& c);
 
 // One engine step: `batch` decode sequences of `context` tokens each, plus (prefill > 0) one
 // prefill chunk of `prefill` new tokens.

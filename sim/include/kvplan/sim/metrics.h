@@ -64,6 +64,20 @@ struct Percentiles {
 double percentile(std::vector<double> values, double p);
 Percentiles summarize_values(std::vector<double> values);
 
+// How close the engine's own limits came over a run: what a capacity answer's binding constraint
+// is judged from (replica.h StepStats). Steps are summed over replicas; peaks are the largest of
+// any replica. Filled by the simulation (MetricsCollector leaves it empty).
+struct EngineLimitUse {
+  int64_t steps = 0;
+  int64_t seq_limited_steps = 0;  // requests waited while running sequences were at max_num_seqs
+  int64_t kv_limited_steps = 0;   // a preemption, or a waiting request kept out for KV memory
+  int64_t peak_running = 0;       // most sequences running on one replica when a step started
+  int64_t max_num_seqs = 0;       // the engine's limit per replica
+  double peak_kv_used = 0;        // most KV held by live sequences, share of a replica's capacity
+  double seq_limited_share() const { return steps > 0 ? static_cast<double>(seq_limited_steps) / static_cast<double>(steps) : 0; }
+  double kv_limited_share() const { return steps > 0 ? static_cast<double>(kv_limited_steps) / static_cast<double>(steps) : 0; }
+};
+
 struct RunSummary {
   int64_t finished = 0;          // every finished request, measured or not
   int64_t measured = 0;          // finished requests the statistics below cover
@@ -82,6 +96,7 @@ struct RunSummary {
   Percentiles queue_ms, ttft_ms, tpot_ms, e2e_ms, max_gap_ms;
   int64_t preemptions = 0;
   double prefix_hit_rate = 0;    // prompt tokens from the prefix cache / prompt tokens looked up
+  EngineLimitUse limits;
 };
 
 class MetricsCollector {

@@ -80,6 +80,16 @@ struct StepStats {
   int64_t preemptions = 0;   // cumulative
   int64_t swap_out_bytes = 0;
   int64_t swap_in_bytes = 0;
+  // Which limit held the batch back, counted over steps (the binding constraint of a capacity
+  // answer is judged from these). A step counts once, as the first that applies:
+  //  - seq_limited_steps: requests waited while running sequences were at max_num_seqs;
+  //  - kv_limited_steps: a running sequence was preempted for memory, or a waiting request was
+  //    kept out because its KV did not fit (admission, swap-in, SGLang's headroom test).
+  // A step held back only by the token budget (max_num_batched_tokens) counts in neither.
+  int64_t seq_limited_steps = 0;
+  int64_t kv_limited_steps = 0;
+  int64_t peak_running = 0;            // most sequences running when a step started
+  int64_t peak_kv_allocated_bytes = 0; // most KV held by live sequences when a step started
 };
 
 class Replica {

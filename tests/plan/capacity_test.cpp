@@ -1,0 +1,170 @@
+// tests/plan/capacity_test.cpp — the capacity answer's costs and binding constraint: the cost
+// arithmetic by hand (per hour over every GPU of every replica, per user or per req/s, per million
+// output tokens), an unpriced GPU giving no figures, and hand-made scenarios where each kind of
+// limit binds: KV memory (a tiny --kv-capacity-gib), TPOT (a tight target), max_num_seqs (a small
+// limit), and weights that do not fit.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/plan/cost.h"
+#include "kvplan/plan/simulate.h"
+
+namespace kvplan::plan {
+namespace {
+
+TEST(PlanCost, ArithmeticByHand) {
+  DeploymentCost d;
+  d.gpus = 8;
+  d.gpus_per_replica = 4;
+  d.replicas = 2;
+  d.gpu = "h100-sxm";
+  d.usd_per_gpu_hour = 3.99;
+  d.source = "a price list";
+  const CostAtLoad users = cost_at_load(d, 120, true, 5400);
+  EXPECT_DOUBLE_EQ(*users.usd_per_hour, 31.92);             // 8 x 3.99
+  EXPECT_DOUBLE_EQ(*users.usd_per_load_unit, 31.92 / 120);  // $0.266 per user-hour
+  // 5,400 tok/s x 3,600 s = 19.44 M tokens an hour: 31.92 / 19.44 = $1.6420 per million.
+  EXPECT_NEAR(*users.usd_per_million_output_tokens, 31.92 / 19.44, 1e-12);
+  const nlohmann::json j = cost_json(users);
+  EXPECT_EQ(j.at("gpus"), 8);
+  EXPECT_DOUBLE_EQ(j.at("usd_per_user").get<double>(), 0.266);
+  EXPECT_EQ(j.at("source"), "a price list");
+  const std::string text = cost_text(users);
+  for (const char* s : {"$31.92/hour for 8 GPUs (2 replicas x 4)", "$0.2660/hour per concurrent user",
+                        "$1.642 per million output tokens", "price source: a price list"}) {
+    EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
+  }
+  const CostAtLoad rate = cost_at_load(d, 4, false, 0);  // 4 req/s, no tokens: no per-token cost
+  EXPECT_DOUBLE_EQ(*rate.usd_per_load_unit, 7.98);
+  EXPECT_FALSE(rate.usd_per_million_output_tokens);
+  EXPECT_DOUBLE_EQ(cost_json(rate).at("usd_per_request_per_s").get<double>(), 7.98);
+  EXPECT_TRUE(cost_json(rate).at("usd_per_million_output_tokens").is_null());
+}
+
+TEST(PlanCost, EveryGpuOfEveryReplicaCounts) {
+  Scenario s;
+  s.hardware.tensor_parallel_size = 2;
+  s.hardware.replicas = 3;
+  s.cost.usd_per_gpu_hour = 1.5;
+  sim::SimulationConfig c = simulation_config(s);
+  DeploymentCost d = deployment_cost(resolve(s), c.cluster);
+  EXPECT_EQ(d.gpus, 6);
+  EXPECT_DOUBLE_EQ(d.usd_per_hour(), 9.0);
+  EXPECT_EQ(d.source, "given (--gpu-price)");
+  // Disaggregated: 1 prefill + 2 decode replicas of 2 GPUs.
+  s.hardware.prefill_replicas = 1;
+  s.hardware.decode_replicas = 2;
+  c = simulation_config(s);
+  EXPECT_EQ(deployment_cost(resolve(s), c.cluster).gpus, 6);
+}
+
+TEST(PlanCost, AGpuWithoutAPriceGivesNoFigures) {
+  Scenario s;
+  s.hardware.gpu = "h800";  // no price in its preset (data/gpus/PRICES.md)
+  const DeploymentCost d = deployment_cost(resolve(s), simulation_config(s).cluster);
+  ASSERT_FALSE(d.priced());
+  const CostAtLoad c = cost_at_load(d, 100, true, 1000);
+  EXPECT_FALSE(c.usd_per_hour);
+  const nlohmann::json j = cost_json(c);
+  EXPECT_TRUE(j.at("usd_per_hour").is_null());
+  EXPECT_TRUE(j.at("usd_per_user").is_null());
+  EXPECT_NE(j.at("note").get<std::string>().find("--gpu-price"), std::string::npos);
+  EXPECT_NE(cost_text(c).find("cost: unknown"), std::string::npos);
+}
+
+// Closed-loop users of fixed lengths, one minute per probe: small enough for a test.
+Scenario small_users() {
+  Scenario s;
+  s.workload.users = 4;
+  s.workload.think_time_s = 1;
+  s.workload.prompt_lengths = "fixed:256";
+  s.workload.output_lengths = "fixed:64";
+  s.workload.duration_s = 60;
+  return s;
+}
+
+CapacityAnswer capacity(const Scenario& s) {
+  CapacityRequest r;
+  r.tolerance = 0.1;
+  r.start = 4;
+  return find_capacity(s, r);
+}
+
+TEST(PlanCapacity, CostAtTheAnswerIsTheDeploymentsPriceOverItsLoad) {
+  Scenario s = small_users();
+  s.slo.tpot_ms = 20;
+  s.cost.usd_per_gpu_hour = 2;
+  const CapacityAnswer a = capacity(s);
+  ASSERT_GT(a.search.best, 0);
+  const nlohmann::json j = capacity_json(a);
+  const nlohmann::json& cost = j.at("cost");
+  EXPECT_DOUBLE_EQ(cost.at("usd_per_hour").get<double>(), 2.0);  // one GPU
+  EXPECT_DOUBLE_EQ(cost.at("usd_per_user").get<double>(), 2.0 / a.search.best);
+  const double tokens_per_hour = a.search.at_best.output_tokens_per_s * 3600;
+  EXPECT_DOUBLE_EQ(cost.at("usd_per_million_output_tokens").get<double>(), 2.0 / tokens_per_hour * 1e6);
+}
+
+TEST(PlanCapacity, TightTpotBinds) {
+  Scenario s = small_users();
+  s.slo.tpot_ms = 12;
+  const CapacityAnswer a = capacity(s);
+  ASSERT_GT(a.search.best, 0);
+  EXPECT_EQ(a.binding.kind, "tpot") << a.binding.why;
+  // The margins at the answer: TPOT within its target, KV far from full.
+  ASSERT_EQ(a.binding.margins.size(), 3u);
+  EXPECT_EQ(a.binding.margins[0].limit, "tpot");
+  EXPECT_LE(a.binding.margins[0].use(), 1.0);
+  EXPECT_DOUBLE_EQ(a.binding.margins[0].value, a.search.at_best.tpot_ms.p90);
+  EXPECT_EQ(a.binding.margins[1].limit, "kv_memory");
+  EXPECT_LT(a.binding.margins[1].use(), 0.5);
+  const nlohmann::json j = capacity_json(a);
+  EXPECT_EQ(j.at("binding_constraint").at("kind"), "tpot");
+  EXPECT_EQ(j.at("margins").size(), 3u);
+}
+
+TEST(PlanCapacity, TinyKvCapacityBindsAsKvMemory) {
+  Scenario s = small_users();
+  s.slo.ttft_ms = 1000;
+  // 0.1 GiB at 131,072 B per token: 819 tokens, 2 requests of 320 tokens at once.
+  s.kv_cache.capacity_gib = 0.1;
+  const CapacityAnswer a = capacity(s);
+  EXPECT_EQ(a.binding.kind, "kv_memory") << a.binding.why;
+  EXPECT_NE(a.binding.why.find("KV"), std::string::npos);
+}
+
+TEST(PlanCapacity, SmallMaxNumSeqsBinds) {
+  Scenario s = small_users();
+  s.slo.ttft_ms = 1000;
+  s.engine.max_num_seqs = 4;
+  const CapacityAnswer a = capacity(s);
+  ASSERT_GT(a.search.best, 0);
+  EXPECT_EQ(a.binding.kind, "max_num_seqs") << a.binding.why;
+  const LimitMargin& seqs = a.binding.margins.back();
+  EXPECT_EQ(seqs.limit, "max_num_seqs");
+  EXPECT_EQ(seqs.bound, 4);
+  EXPECT_LE(seqs.value, 4);
+}
+
+TEST(PlanCapacity, WeightsThatDoNotFitBindBeforeAnyLoad) {
+  Scenario s = small_users();
+  s.model.id = "llama-3.1-70b";
+  s.hardware.gpu = "l4";
+  s.slo.ttft_ms = 1000;
+  const CapacityAnswer a = capacity(s);
+  EXPECT_EQ(a.search.best, 0);
+  EXPECT_TRUE(a.search.probes.empty());
+  EXPECT_EQ(a.binding.kind, "weights");
+  EXPECT_NE(a.binding.why.find("weights do not fit"), std::string::npos);
+  EXPECT_EQ(capacity_json(a).at("binding_constraint").at("kind"), "weights");
+}
+
+TEST(PlanCapacity, SameInputsGiveTheSameBytes) {
+  Scenario s = small_users();
+  s.slo.tpot_ms = 12;
+  EXPECT_EQ(capacity_json(capacity(s)).dump(), capacity_json(capacity(s)).dump());
+}
+
+}  // namespace
+}  // namespace kvplan::plan
