@@ -116,9 +116,11 @@ BindingConstraint binding_constraint(const sim::Slo& slo, const sim::CapacitySea
   }
   const sim::EngineLimitUse& l = f.limits;
   const bool held_back = queueing_fails || f.unfinished > 0;
-  // Preemptions slow every token of the preempted requests (recompute or swap): KV binds whichever
-  // target fails. KV kept out of admission, or the sequence limit, only delays first tokens.
-  if (f.preemptions > 0 || (held_back && l.kv_limited_share() >= kLimitedStepShare)) {
+  // Preemptions slow every token of the preempted requests (recompute or swap): more of them than
+  // at the best passing load make KV bind whichever target fails. KV kept out of admission, or the
+  // sequence limit, only delays first tokens.
+  const int64_t preemptions_passing = search.best > 0 ? search.at_best.preemptions : 0;
+  if (f.preemptions > preemptions_passing || (held_back && l.kv_limited_share() >= kLimitedStepShare)) {
     b.kind = "kv_memory";
     b.why = fmt::format("{}: {} preemptions, {}; KV peak {:.0f}%{}{}", at, f.preemptions, limits_text(l),
                         l.peak_kv_used * 100, worst_text.empty() ? "" : "; " + worst_text, passing);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "kvplan/plan/binding.h"
 #include "kvplan/plan/cost.h"
 #include "kvplan/plan/simulate.h"
 
@@ -72,6 +73,68 @@ TEST(PlanCost, AGpuWithoutAPriceGivesNoFigures) {
   EXPECT_TRUE(j.at("usd_per_user").is_null());
   EXPECT_NE(j.at("note").get<std::string>().find("--gpu-price"), std::string::npos);
   EXPECT_NE(cost_text(c).find("cost: unknown"), std::string::npos);
+}
+
+// binding_constraint on hand-made probes: the rules one by one.
+sim::RunSummary summary(double ttft_p90, double tpot_p90) {
+  sim::RunSummary s;
+  s.ttft_ms.p90 = ttft_p90;
+  s.tpot_ms.p90 = tpot_p90;
+  s.limits.steps = 100;
+  s.limits.peak_running = 10;
+  s.limits.max_num_seqs = 256;
+  s.limits.peak_kv_used = 0.5;
+  return s;
+}
+
+sim::CapacitySearch search(const sim::RunSummary& passing, const sim::RunSummary& failing) {
+  sim::CapacitySearch s;
+  s.best = 100;
+  s.first_failing = 110;
+  s.at_best = passing;
+  s.probes = {{100, true, passing}, {110, false, failing}};
+  return s;
+}
+
+TEST(PlanBinding, JudgedFromTheFailingProbeAgainstThePassingOne) {
+  sim::Slo slo;
+  slo.ttft_ms = 1000;
+  slo.tpot_ms = 50;
+  const MemoryPlan fits;
+  const sim::RunSummary pass = summary(800, 40);
+  sim::RunSummary fail = summary(1200, 45);  // TTFT fails
+  // Nothing held requests back: the failing target binds.
+  EXPECT_EQ(binding_constraint(slo, search(pass, fail), true, fits).kind, "ttft");
+  fail.limits.kv_limited_steps = 10;  // 10% of steps kept a request out for KV
+  EXPECT_EQ(binding_constraint(slo, search(pass, fail), true, fits).kind, "kv_memory");
+  fail.limits.kv_limited_steps = 4;  // under 5%: not binding
+  EXPECT_EQ(binding_constraint(slo, search(pass, fail), true, fits).kind, "ttft");
+  fail.limits.kv_limited_steps = 0;
+  fail.limits.seq_limited_steps = 10;
+  EXPECT_EQ(binding_constraint(slo, search(pass, fail), true, fits).kind, "max_num_seqs");
+  // Only TPOT fails: requests kept waiting do not slow tokens, so the limits do not bind...
+  fail = summary(900, 60);
+  fail.limits.kv_limited_steps = 10;
+  fail.limits.seq_limited_steps = 0;
+  EXPECT_EQ(binding_constraint(slo, search(pass, fail), true, fits).kind, "tpot");
+  // ...but more preemptions than at the passing load do.
+  fail.preemptions = 3;
+  EXPECT_EQ(binding_constraint(slo, search(pass, fail), true, fits).kind, "kv_memory");
+  // The margins are the passing load's.
+  const BindingConstraint b = binding_constraint(slo, search(pass, fail), true, fits);
+  ASSERT_EQ(b.margins.size(), 4u);
+  EXPECT_EQ(b.margins[0].text(), "p90 TTFT 800.0 ms of 1000 ms = 80%");
+  EXPECT_EQ(b.margins[1].text(), "p90 TPOT 40.0 ms of 50 ms = 80%");
+  EXPECT_EQ(b.margins[2].text(), "KV memory peak 50.0% of capacity");
+  EXPECT_EQ(b.margins[3].text(), "running sequences peak 10 of 256 max_num_seqs = 4%");
+  // Weights that do not fit: nothing was simulated.
+  MemoryPlan too_big;
+  too_big.fits = false;
+  too_big.problems = {"weights need 140 GiB"};
+  const BindingConstraint w = binding_constraint(slo, sim::CapacitySearch{}, true, too_big);
+  EXPECT_EQ(w.kind, "weights");
+  EXPECT_EQ(w.why, "weights do not fit: weights need 140 GiB");
+  EXPECT_TRUE(w.margins.empty());
 }
 
 // Closed-loop users of fixed lengths, one minute per probe: small enough for a test.

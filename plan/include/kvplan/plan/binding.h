@@ -1,8 +1,8 @@
 // kvplan/plan/binding.h — which limit binds a capacity answer, and how far every other limit is at
 // the answer. Judged from the first failing probe against the best passing one:
 //   - "weights": the weights (and the engine's fixed memory) leave no room for KV;
-//   - "kv_memory": at the failing load, running sequences were preempted or waiting requests were
-//     kept out because their KV did not fit (sim EngineLimitUse);
+//   - "kv_memory": at the failing load, more running sequences were preempted than at the passing
+//     one, or waiting requests were kept out because their KV did not fit (sim EngineLimitUse);
 //   - "max_num_seqs": requests waited while running sequences were at the engine's limit;
 //   - "ttft", "tpot", "e2e": the SLO target that failed by the widest margin, with neither engine
 //     limit holding requests back (the GPU's step time binds);
