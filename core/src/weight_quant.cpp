@@ -300,6 +300,15 @@ bool glob_match(std::string_view pattern, std::string_view text) {
 // matches "model.layers.0.mlp.gate" but not "...mlp.gate_proj"; "visual" matches "visual.blocks.0";
 // "model.layers.*.self_attn" matches "model.layers.3.self_attn.q_proj".
 bool component_match(std::string_view pattern, std::string_view name) {
+  if (pattern.find_first_of("*?") == std::string_view::npos) {
+    // A literal name (most ignore lists): an occurrence bounded by dots or the ends. No allocation:
+    // a 94-layer, 128-expert model checks ~36,000 tensors against every entry.
+    for (size_t at = name.find(pattern); at != std::string_view::npos; at = name.find(pattern, at + 1)) {
+      const size_t end = at + pattern.size();
+      if ((at == 0 || name[at - 1] == '.') && (end == name.size() || name[end] == '.')) return true;
+    }
+    return false;
+  }
   const std::string p(pattern);
   return glob_match(p, name) || glob_match(p + ".*", name) || glob_match("*." + p, name) ||
          glob_match("*." + p + ".*", name);

@@ -113,6 +113,13 @@ TEST(QuantizationConfig, IgnoreListsMatchWholeModuleNames) {
   EXPECT_FALSE(is_quantized_module(q, "model.layers.0.mlp.gate"));
   EXPECT_TRUE(is_quantized_module(q, "model.layers.0.mlp.gate_proj"));
   EXPECT_TRUE(is_quantized_module(q, "model.layers.10.mlp.gate"));
+  // a literal name matches whole components anywhere: a parent module, or a later occurrence when
+  // the first one is not on a boundary ("xmodel.layers.0.mlp.gate.model.layers.0.mlp.gate.weight")
+  EXPECT_FALSE(is_quantized_module(q, "model.layers.0.mlp.gate.weight"));
+  EXPECT_FALSE(is_quantized_module(q, "language_model.model.layers.0.mlp.gate"));
+  EXPECT_FALSE(is_quantized_module(q, "xmodel.layers.0.mlp.gate.model.layers.0.mlp.gate.weight"));
+  EXPECT_TRUE(is_quantized_module(q, "xmodel.layers.0.mlp.gate"));
+  EXPECT_TRUE(is_quantized_module(q, "model.layers.0.mlp.gates"));
   // gpt-oss: wildcards over a parent module
   q = parse_quantization_config(json{{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"model.layers.*.self_attn"}}}, "m");
   EXPECT_FALSE(is_quantized_module(q, "model.layers.3.self_attn.q_proj"));
