@@ -11,6 +11,7 @@ set(_kvplan_forbidden_calibration plan cli gui)
 set(_kvplan_forbidden_plan cli gui)
 set(_kvplan_forbidden_cli gui)
 set(_kvplan_forbidden_gui cli)
+set(_kvplan_forbidden_python cli gui)  # the Python module stands on plan/, as the front ends do
 
 # The top folder (core, sim, ...) a target is defined in, or "" for targets from elsewhere.
 function(_kvplan_target_folder target out)

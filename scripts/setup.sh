@@ -13,6 +13,8 @@ packages=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev xvfb xauth
   # The sanitizer build and the libFuzzer targets (scripts/fuzz.sh): clang with its runtimes.
   clang libclang-rt-14-dev
+  # The Python module (python/, KVPLAN_BUILD_PYTHON), its tests and examples/sweep_kv_dtypes.py.
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-matplotlib
 )
 
 missing=()

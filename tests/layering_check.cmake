@@ -7,7 +7,7 @@
 #    include a header of a folder it must not depend on, whether by its kvplan/<folder>/ path or by
 #    the bare name of a header that lives only in that folder (cli/ and gui/ headers are included
 #    by bare name inside their own folder);
-#  - that plan/, cli/, core/ and sim/ include no Qt header (only gui/ knows Qt);
+#  - that plan/, cli/, core/, sim/ and python/ include no Qt header (only gui/ knows Qt);
 #  - the target_link_libraries / target_include_directories commands of each folder's
 #    CMakeLists.txt: no target or path of a forbidden folder.
 # tests/layering/bad_* are trees with one such edge each; the tests expect this script to fail on
@@ -22,6 +22,7 @@ set(forbidden_sim plan cli gui)
 set(forbidden_plan cli gui)
 set(forbidden_cli gui)
 set(forbidden_gui cli)
+set(forbidden_python cli gui)  # the Python module stands on plan/, as the front ends do
 # Targets each folder defines, for the link-line check.
 set(targets_plan kvplan_plan kvplan::plan)
 set(targets_cli kvplan_cli_lib kvplan kvplan::cli)
@@ -41,7 +42,7 @@ function(headers_of folder out)
   set(${out} ${names} PARENT_SCOPE)
 endfunction()
 
-foreach(folder core sim plan cli gui)
+foreach(folder core sim plan cli gui python)
   if(NOT IS_DIRECTORY ${ROOT}/${folder})
     continue()
   endif()
