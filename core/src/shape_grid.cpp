@@ -2,6 +2,7 @@
 #include "kvplan/core/shape_grid.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -18,13 +19,18 @@ size_t ShapeGrid::size() const {
   return n;
 }
 
-void ShapeGrid::corners(std::span<const double> x, std::vector<size_t>& index, std::vector<double>& weight) const {
-  const size_t dims = knots.size();
-  index.assign(1, 0);
-  weight.assign(1, 1.0);
-  size_t stride = size();
-  for (size_t d = 0; d < dims; ++d) {
-    const std::vector<double>& k = knots[d];
+namespace {
+
+// The corners of the cell holding x, written into index/weight (room for 2^dims entries); returns
+// how many. Shared by corners() (vectors, for fitting) and factor() (stack arrays: it runs on every
+// step-cost miss of a simulation, where two heap vectors per call cost more than the arithmetic).
+size_t corner_list(const ShapeGrid& g, std::span<const double> x, size_t* index, double* weight) {
+  size_t n = 1;
+  index[0] = 0;
+  weight[0] = 1.0;
+  size_t stride = g.size();
+  for (size_t d = 0; d < g.knots.size(); ++d) {
+    const std::vector<double>& k = g.knots[d];
     stride /= k.size();
     size_t lo = 0;
     double t = 0;
@@ -39,26 +45,47 @@ void ShapeGrid::corners(std::span<const double> x, std::vector<size_t>& index, s
       lo = static_cast<size_t>(std::upper_bound(k.begin(), k.end(), v) - k.begin()) - 1;
       t = (v - k[lo]) / (k[lo + 1] - k[lo]);
     }
-    const size_t n = index.size();
     if (k.size() == 1) {
       continue;  // a single knot: every corner keeps offset 0 on this axis
     }
     for (size_t i = 0; i < n; ++i) {
-      index.push_back(index[i] + (lo + 1) * stride);
-      weight.push_back(weight[i] * t);
+      index[n + i] = index[i] + (lo + 1) * stride;
+      weight[n + i] = weight[i] * t;
       index[i] += lo * stride;
       weight[i] *= 1 - t;
     }
+    n *= 2;
   }
+  return n;
+}
+
+constexpr size_t kStackAxes = 6;  // from_json's limit
+
+}  // namespace
+
+void ShapeGrid::corners(std::span<const double> x, std::vector<size_t>& index, std::vector<double>& weight) const {
+  const size_t room = size_t{1} << knots.size();
+  index.assign(room, 0);
+  weight.assign(room, 0.0);
+  const size_t n = corner_list(*this, x, index.data(), weight.data());
+  index.resize(n);
+  weight.resize(n);
 }
 
 double ShapeGrid::factor(std::span<const double> x) const {
   if (empty()) return 1.0;
-  std::vector<size_t> index;
-  std::vector<double> weight;
-  corners(x, index, weight);
   double s = 0;
-  for (size_t i = 0; i < index.size(); ++i) s += weight[i] * log_ratio[index[i]];
+  if (knots.size() <= kStackAxes) {
+    std::array<size_t, size_t{1} << kStackAxes> index;
+    std::array<double, size_t{1} << kStackAxes> weight;
+    const size_t n = corner_list(*this, x, index.data(), weight.data());
+    for (size_t i = 0; i < n; ++i) s += weight[i] * log_ratio[index[i]];
+  } else {
+    std::vector<size_t> index;
+    std::vector<double> weight;
+    corners(x, index, weight);
+    for (size_t i = 0; i < index.size(); ++i) s += weight[i] * log_ratio[index[i]];
+  }
   return std::exp(s);
 }
 
