@@ -7,8 +7,11 @@
 #   bash scripts/fuzz.sh smoke [SECONDS]  # every target: its regression inputs, then SECONDS of fuzzing
 #                                         # from its seed corpus (default 20) with a fixed random
 #                                         # seed, so a CI failure replays; CI runs this
-#   bash scripts/fuzz.sh long  [SECONDS]  # every target for SECONDS (default 3600), corpora kept in
+#   bash scripts/fuzz.sh long  [SECONDS] [TARGET=SECONDS ...]
+#                                         # every target for SECONDS (default 3600), corpora kept in
 #                                         # build-sanitize/fuzz-corpus; prints the inputs run per target
+#                                         # and the total; TARGET=SECONDS gives one target its own time
+#                                         # (e.g. fuzz_scenario=3000), TARGET=0 skips it
 # A crash, an escaped exception, a hang (> 10 s per input) or a blow-up (> 2 GiB) fails the run and
 # leaves the input in build-sanitize/fuzz-artifacts/; copy it into tests/fuzz/regressions/<target>/
 # once fixed, so every later run replays it.
@@ -72,16 +75,30 @@ case "${1:-smoke}" in
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir "$dir" -L cpu --output-on-failure -j "${KVPLAN_JOBS:-2}" ;;
   smoke | long)
+    mode=$1
+    seconds=${2:-$([ "$mode" = long ] && echo 3600 || echo 20)}
+    declare -A own=()
+    for arg in "${@:3}"; do
+      name=${arg%%=*} value=${arg#*=}
+      if [[ "$arg" != *=* || ! " ${targets[*]} " =~ " $name " || ! "$value" =~ ^[0-9]+$ ]]; then
+        echo "fuzz: '$arg' is not TARGET=SECONDS with TARGET one of: ${targets[*]}" >&2; exit 2
+      fi
+      own[$name]=$value
+    done
     build
-    seconds=${2:-$([ "$1" = long ] && echo 3600 || echo 20)}
-    status=0
+    status=0 total=0
     for t in "${targets[@]}"; do
-      if [ "$1" = smoke ]; then corpus=$(mktemp -d); else corpus="$dir/fuzz-corpus/$t"; fi
+      s=${own[$t]:-$seconds}
+      [ "$s" = 0 ] && continue
+      if [ "$mode" = smoke ]; then corpus=$(mktemp -d); else corpus="$dir/fuzz-corpus/$t"; fi
       # smoke: fixed seed (the same mutations on every machine; only how far they get differs);
       # long: seed 0, a fresh random seed each run
-      run_target "$t" "$seconds" "$corpus" "$([ "$1" = smoke ] && echo 1 || echo 0)" || status=1
-      [ "$1" = smoke ] && rm -rf "$corpus"
+      run_target "$t" "$s" "$corpus" "$([ "$mode" = smoke ] && echo 1 || echo 0)" || status=1
+      [ "$mode" = smoke ] && rm -rf "$corpus"
+      n=$(grep -oE "stat::number_of_executed_units: *[0-9]+" "$dir/fuzz-artifacts/$t.log" | grep -oE "[0-9]+$" || echo 0)
+      total=$((total + n))
     done
+    echo "fuzz: $total inputs in total"
     exit $status ;;
   *) echo "usage: scripts/fuzz.sh build|tests|smoke [SECONDS]|long [SECONDS]" >&2; exit 2 ;;
 esac
