@@ -3,8 +3,11 @@
 // status and throws ConfigError for bad input (main prints it and exits with status 2).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kvplan/core/vllm_log_scenario.h"
 #include "kvplan/plan/scenario.h"
@@ -37,6 +40,37 @@ int run_explain_step(const SimRequest& request);
 int run_capacity(const SimRequest& request);
 // The default run's simulated answer: concurrent chat users under an SLO.
 int run_default_users();
+
+// `kvplan plan` (plan_command.cpp): the cheapest deployment for a target load.
+struct PlanRequest {
+  plan::Scenario scenario;
+  double target_users = 0;
+  double target_rate = 0;
+  std::string gpus;                     // comma-separated presets; "" = every priced preset
+  int32_t max_gpus = 8;
+  std::string tp, pp;                   // comma-separated sizes; "" = the defaults
+  std::vector<std::string> vary;        // KEY=V1,V2,... (several: every combination)
+  std::vector<std::string> gpu_prices;  // GPU=USD
+  double tolerance = 0;
+  int threads = 1;
+  bool json = false;
+  bool explain = false;
+  bool exact_front = false;
+  bool progress = true;
+  std::string out_dir;
+};
+int run_plan(const PlanRequest& request);
+
+// How `kvplan plan` shares its rounds out: one process (threads) by default; under MPI
+// (mpi_session.h) every rank takes a share and only the root prints.
+struct PlanDistribution {
+  std::function<std::vector<nlohmann::json>(const std::vector<size_t>&, const std::function<nlohmann::json(size_t)>&)>
+      run_round;                                       // empty: --threads
+  bool root = true;                                    // prints and writes --out
+  std::function<bool(bool)> any_rank = [](bool b) { return b; };  // Ctrl-C on any rank stops all
+  int ranks = 1;
+};
+PlanDistribution& plan_distribution();
 
 // `kvplan report SCENARIO --pdf F --html F --csv F --json F` (report_command.cpp). --pdf is handed
 // to kvplan-report-pdf next to kvplan (gui/); in a build without Qt: prints "PDF needs a build with

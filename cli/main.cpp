@@ -1,15 +1,19 @@
 // kvplan — KV-cache capacity planner. `kvplan` alone runs the default scenario (Llama-3.1-8B on
-// one H100 SXM with vLLM defaults); subcommands: models, gpus, memory, simulate, capacity, report,
-// calibrate. Flags become a typed plan::Scenario (setting_options.h); memory, simulate and capacity
+// one H100 SXM with vLLM defaults); subcommands: models, gpus, memory, simulate, capacity, plan,
+// report, calibrate. Flags become a typed plan::Scenario (setting_options.h); memory, simulate and capacity
 // take --scenario FILE (kvplan/plan/scenario_file.h): the file's scenario is the base and flags
 // typed on the command line override it. The answers, their JSON and text come from plan/.
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "mpi_session.h"
+#include "sibling_exec.h"
 #include "kvplan/config.h"
 #include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
@@ -33,6 +37,19 @@ int run_command_line(int argc, char** argv);
 // Runs the command, then checks that everything written to stdout reached it: `kvplan ... >
 // /dev/full` or a closed pipe is exit 2 with a message, never a silent success.
 int main(int argc, char** argv) {
+#ifdef KVPLAN_MPI_MAIN
+  kvplan::cli::MpiSession mpi(&argc, &argv);  // kvplan-mpi: this rank's share of `plan`
+#else
+  if (kvplan::cli::launched_by_mpirun()) {  // mpirun -np N kvplan ...: the MPI build does it
+    try {
+      kvplan::cli::exec_sibling("kvplan-mpi", std::vector<std::string>(argv + 1, argv + argc),
+                                "mpirun needs a build with MPI (KVPLAN_BUILD_MPI=ON, Debian libopenmpi-dev)");
+    } catch (const kvplan::ConfigError& e) {
+      std::cerr << "kvplan: " << e.what() << "\n";
+      return kBadInput;
+    }
+  }
+#endif
   int status = run_command_line(argc, argv);
   try {
     kvplan::check_stdout();
@@ -103,6 +120,58 @@ int run_command_line(int argc, char** argv) {
   capacity->add_option("--tolerance", sim_request.tolerance,
                        plain_help("Stop when the bracket is this narrow; default 0.02", "relative width"))
       ->type_name("NUMBER");
+
+  auto* plan_cmd = app.add_subcommand(
+      "plan", "The cheapest deployment that serves a target load at an SLO: GPUs, parallelism, replicas, cost");
+  kvplan::cli::SettingOptions plan_settings;
+  plan_settings.add_to(*plan_cmd, kvplan::plan::Command::kSimulate, {"gpu-price"});
+  kvplan::cli::PlanRequest plan_request;
+  plan_cmd->add_option("--scenario", scenario_path, scenario_help)->type_name("FILE");
+  plan_cmd->add_option("--target-users", plan_request.target_users,
+                       plain_help("Closed-loop users the deployment must serve (workload with --users or a preset)", "users"))
+      ->type_name("N");
+  plan_cmd->add_option("--target-rate", plan_request.target_rate,
+                       plain_help("Requests per second the deployment must serve (open loop or trace)", "requests/s"))
+      ->type_name("R");
+  plan_cmd->add_option("--gpus", plan_request.gpus,
+                       plain_help("GPU presets to consider, comma-separated; default: every preset with a price", "GPU preset ids"))
+      ->type_name("GPU,GPU");
+  plan_cmd->add_option("--max-gpus", plan_request.max_gpus,
+                       plain_help("Most GPUs per replica (TP x PP); default 8", "GPUs"))
+      ->type_name("INT");
+  plan_cmd->add_option("--tp", plan_request.tp,
+                       plain_help("Tensor-parallel sizes to consider; default 1,2,4,... up to --max-gpus", "sizes"))
+      ->type_name("N,N");
+  plan_cmd->add_option("--pp", plan_request.pp, plain_help("Pipeline-parallel sizes to consider; default 1", "sizes"))
+      ->type_name("N,N");
+  plan_cmd->add_option("--vary", plan_request.vary,
+                       plain_help("Also vary a setting; repeat for several (every combination), e.g. "
+                                  "--vary kv-cache-dtype=auto,fp8 --vary engine=vllm,sglang",
+                                  "KEY=V1,V2,... (a setting and its values)"))
+      ->type_name("KEY=V1,V2")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  plan_cmd->add_option("--gpu-price", plan_request.gpu_prices,
+                       plain_help("A GPU's price over its preset's; repeat or comma-separate, e.g. h200=3.50",
+                                  "GPU=USD per GPU-hour"))
+      ->type_name("GPU=USD")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  plan_cmd->add_option("--tolerance", plan_request.tolerance,
+                       plain_help("Each capacity search stops when its bracket is this narrow; default 0.02", "relative width"))
+      ->type_name("NUMBER");
+  plan_cmd->add_option("--threads", plan_request.threads,
+                       plain_help("Candidates searched at once; the answer is the same for any number; default 1", "threads"))
+      ->type_name("INT");
+  plan_cmd->add_flag("--explain", plan_request.explain,
+                     plain_help("List every candidate with its status and why it lost", "none (a switch)"));
+  plan_cmd->add_flag("--exact-front", plan_request.exact_front,
+                     plain_help("Search every candidate that could be on the cost/users Pareto front (slower); default: "
+                                "the front of the candidates searched for the cheapest", "none (a switch)"));
+  plan_cmd->add_flag("--json", plan_request.json, plain_help("Print JSON instead of text", "none (a switch)"));
+  plan_cmd->add_option("--out", plan_request.out_dir,
+                       plain_help("Write plan.json, candidates.csv and front.csv here", "directory"))
+      ->type_name("DIR");
 
   auto* report = app.add_subcommand("report", "Write a report of a scenario: PDF with charts, HTML with SVG charts, CSV, JSON");
   kvplan::cli::ReportRequest report_request;
@@ -193,6 +262,10 @@ int run_command_line(int argc, char** argv) {
     if (cal_published->parsed()) return kvplan::cli::run_calibrate_import_published(published_request);
     if (cal_fit->parsed()) return kvplan::cli::run_calibrate_fit(fit_request);
     if (cal_run->parsed()) return kvplan::cli::run_calibrate_run(run_request);
+    if (plan_cmd->parsed()) {
+      plan_request.scenario = kvplan::plan::with_values(scenario, plan_settings.given());
+      return kvplan::cli::run_plan(plan_request);
+    }
     if (simulate->parsed() || capacity->parsed()) {
       const kvplan::cli::SettingOptions& given = simulate->parsed() ? simulate_settings : capacity_settings;
       sim_request.scenario = kvplan::plan::with_values(scenario, given.given());

@@ -1,5 +1,7 @@
 #include "setting_options.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
@@ -27,9 +29,10 @@ std::string option_type_name(const plan::Setting& s) {
   return "TEXT";
 }
 
-void SettingOptions::add_to(CLI::App& cmd, plan::Command up_to) {
+void SettingOptions::add_to(CLI::App& cmd, plan::Command up_to, const std::vector<std::string>& except) {
   for (const plan::Setting& s : plan::settings()) {
     if (up_to == plan::Command::kMemory && s.command != plan::Command::kMemory) continue;
+    if (std::find(except.begin(), except.end(), s.flag) != except.end()) continue;
     std::string names = "--" + s.flag;
     if (!s.short_flag.empty()) names = "-" + s.short_flag + "," + names;
     CLI::Option* o = cmd.add_option(names, texts_[s.flag], option_help(s));

@@ -28,7 +28,8 @@ std::string option_type_name(const plan::Setting& s);
 class SettingOptions {
  public:
   // One option per setting read by `up_to`: kMemory adds the memory settings only; kSimulate all.
-  void add_to(CLI::App& cmd, plan::Command up_to);
+  // `except`: settings the command replaces with its own option (plan's per-GPU --gpu-price).
+  void add_to(CLI::App& cmd, plan::Command up_to, const std::vector<std::string>& except = {});
   // The settings given on the command line, as text (a bare switch is "true").
   plan::SettingValues given() const;
 

@@ -15,6 +15,8 @@ packages=(
   clang libclang-rt-14-dev
   # The Python module (python/, KVPLAN_BUILD_PYTHON), its tests and examples/sweep_kv_dtypes.py.
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-matplotlib
+  # `mpirun -np N kvplan plan` (kvplan-mpi, KVPLAN_BUILD_MPI) and its test with mpirun -np 2.
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -1,5 +1,6 @@
 #include "kvplan/sim/capacity.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -78,32 +79,51 @@ void need_slo(const SimulationConfig& c) {
 
 }  // namespace
 
+namespace {
+
+// Requests per second of a trace as recorded (its rows over its arrival span).
+double trace_rate_of(const SimulationConfig& config) {
+  TraceLengths l = read_trace_lengths(config.workload.trace_path);
+  int64_t n = static_cast<int64_t>(l.total.size());
+  if (config.workload.trace.max_requests > 0) n = std::min(n, config.workload.trace.max_requests);
+  if (l.duration_s <= 0 || n < 2) throw ConfigError(fmt::format("capacity: trace '{}' has no arrival spread to scale", config.workload.trace_path));
+  return static_cast<double>(l.total.size()) / l.duration_s;
+}
+
+CapacityProbe rate_probe(const SimulationConfig& config, double trace_rate, double rate) {
+  SimulationConfig c = config;
+  if (c.workload.kind == WorkloadKind::kTrace) {
+    c.workload.trace.time_scale = trace_rate / rate;
+  } else {
+    c.workload.open.rate_per_s = rate;
+  }
+  SimulationResult r = run_simulation(c);
+  return CapacityProbe{rate, r.summary.meets_slo && r.summary.unfinished == 0, r.summary};
+}
+
+CapacityProbe users_probe(const SimulationConfig& config, double users) {
+  SimulationConfig c = config;
+  c.workload.closed.num_users = static_cast<int32_t>(users);
+  if (c.workload.client == ClosedLoopClient::kBench) {
+    // The bench client needs more prompts than its warm-up + cool-down (C each by default):
+    // every probe runs at least 4 x C, so the measured half stays 2 x C or more.
+    c.workload.bench.num_prompts = std::max<int64_t>(c.workload.bench.num_prompts, 4 * c.workload.closed.num_users);
+  }
+  SimulationResult r = run_simulation(c);
+  return CapacityProbe{users, r.summary.meets_slo, r.summary};
+}
+
+}  // namespace
+
 CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptions& options) {
   need_slo(config);
   if (config.workload.kind == WorkloadKind::kClosedLoop) {
     throw ConfigError("capacity: a rate search needs an open-loop or trace workload; use find_max_users for closed-loop users");
   }
-  double trace_rate = 0;
-  if (config.workload.kind == WorkloadKind::kTrace) {
-    TraceLengths l = read_trace_lengths(config.workload.trace_path);
-    int64_t n = static_cast<int64_t>(l.total.size());
-    if (config.workload.trace.max_requests > 0) n = std::min(n, config.workload.trace.max_requests);
-    if (l.duration_s <= 0 || n < 2) throw ConfigError(fmt::format("capacity: trace '{}' has no arrival spread to scale", config.workload.trace_path));
-    trace_rate = static_cast<double>(l.total.size()) / l.duration_s;
-  }
+  const double trace_rate = config.workload.kind == WorkloadKind::kTrace ? trace_rate_of(config) : 0;
   CapacityOptions o = options;
   if (trace_rate > 0 && options.start == CapacityOptions{}.start) o.start = trace_rate;
-  auto probe = [&](double rate) {
-    SimulationConfig c = config;
-    if (c.workload.kind == WorkloadKind::kTrace) {
-      c.workload.trace.time_scale = trace_rate / rate;
-    } else {
-      c.workload.open.rate_per_s = rate;
-    }
-    SimulationResult r = run_simulation(c);
-    return CapacityProbe{rate, r.summary.meets_slo && r.summary.unfinished == 0, r.summary};
-  };
-  return search(probe, o, false);
+  return search([&](double rate) { return rate_probe(config, trace_rate, rate); }, o, false);
 }
 
 CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOptions& options) {
@@ -111,18 +131,13 @@ CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOpti
   if (config.workload.kind != WorkloadKind::kClosedLoop) {
     throw ConfigError("capacity: a users search needs a closed-loop workload (--users)");
   }
-  auto probe = [&](double users) {
-    SimulationConfig c = config;
-    c.workload.closed.num_users = static_cast<int32_t>(users);
-    if (c.workload.client == ClosedLoopClient::kBench) {
-      // The bench client needs more prompts than its warm-up + cool-down (C each by default):
-      // every probe runs at least 4 x C, so the measured half stays 2 x C or more.
-      c.workload.bench.num_prompts = std::max<int64_t>(c.workload.bench.num_prompts, 4 * c.workload.closed.num_users);
-    }
-    SimulationResult r = run_simulation(c);
-    return CapacityProbe{users, r.summary.meets_slo, r.summary};
-  };
-  return search(probe, options, true);
+  return search([&](double users) { return users_probe(config, users); }, options, true);
+}
+
+CapacityProbe probe_load(const SimulationConfig& config, double load) {
+  need_slo(config);
+  if (config.workload.kind == WorkloadKind::kClosedLoop) return users_probe(config, std::max(1.0, std::round(load)));
+  return rate_probe(config, config.workload.kind == WorkloadKind::kTrace ? trace_rate_of(config) : 0, load);
 }
 
 }  // namespace kvplan::sim

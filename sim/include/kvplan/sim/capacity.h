@@ -45,5 +45,8 @@ struct CapacityOptions {
 // Throws ConfigError when the config has no SLO or the wrong kind of workload.
 CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptions& options = {});
 CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOptions& options = {});
+// One probe of either search: `load` users (closed loop; rounded to a whole user, at least 1) or
+// requests per second, simulated and judged exactly as the searches judge it.
+CapacityProbe probe_load(const SimulationConfig& config, double load);
 
 }  // namespace kvplan::sim

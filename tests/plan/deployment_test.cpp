@@ -1,0 +1,241 @@
+// tests/plan/deployment_test.cpp — `kvplan plan` (deployment.h) on a hand-made space small enough
+// to search exhaustively: the pruned search gives the exhaustive answer (the cheapest, and with
+// --exact-front the front), every pruned candidate provably could not have won, the answer is the
+// same byte for byte whatever runs the rounds, the cost arithmetic by hand, Ctrl-C keeps what is
+// finished, and bad targets or spaces are errors that name the flag.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/core/error.h"
+#include "kvplan/plan/deployment.h"
+#include "kvplan/plan/simulate.h"
+
+namespace kvplan::plan {
+namespace {
+
+// Llama-3.1-8B chat users with short fixed lengths, 20 s per probe: each search takes milliseconds.
+DeploymentSearch small_search() {
+  DeploymentSearch q;
+  set_values(q.base, {{"model", "llama-3.1-8b"},
+                      {"max-model-len", "4096"},
+                      {"users", "8"},
+                      {"think-time", "2"},
+                      {"prompt-lengths", "fixed:512"},
+                      {"output-lengths", "fixed:64"},
+                      {"duration", "20"},
+                      {"seed", "3"},
+                      {"slo-ttft-ms", "400"},
+                      {"slo-tpot-ms", "40"}});
+  q.target_users = 500;
+  q.space.gpus = {"l4", "a10g", "l40s", "a100-80gb", "h100-sxm"};
+  q.space.max_gpus = 2;
+  // Round prices make the arithmetic checkable by hand.
+  q.space.gpu_prices = {{"l4", 0.5}, {"a10g", 1.0}, {"l40s", 1.5}, {"a100-80gb", 2.0}, {"h100-sxm", 2.5}};
+  return q;
+}
+
+struct Exhaustive {
+  std::map<std::string, double> capacity;  // label -> capacity per replica (0: none)
+  double best_usd = 0;
+  double best_served = 0;
+  std::vector<std::string> front;          // labels, cheapest replica first
+};
+
+// Every candidate searched with the plain capacity search, no pruning; the same rules for the
+// cheapest (cost, then more served) and the front (strictly more per replica as cost grows).
+Exhaustive exhaustive(const DeploymentSearch& q) {
+  Exhaustive e;
+  struct Point {
+    std::string label;
+    double replica_usd, capacity;
+  };
+  std::vector<Point> points;
+  for (const DeploymentCandidate& c : enumerate_candidates(q)) {
+    Scenario s = q.base;
+    s.hardware.gpu = c.gpu;
+    s.hardware.tensor_parallel_size = c.tensor_parallel;
+    s.hardware.pipeline_parallel_size = c.pipeline_parallel;
+    s.cost.usd_per_gpu_hour = q.space.gpu_prices.at(c.gpu);
+    double capacity = 0;
+    try {
+      const CapacityAnswer a = find_capacity(s);
+      capacity = a.search.best;
+    } catch (const ConfigError&) {
+      capacity = 0;
+    }
+    e.capacity[c.label] = capacity;
+    if (capacity <= 0) continue;
+    const double replica_usd = s.cost.usd_per_gpu_hour * c.tensor_parallel * c.pipeline_parallel;
+    const double replicas = std::ceil(q.target_users / capacity);
+    const double usd = replicas * replica_usd, served = replicas * capacity;
+    if (e.best_usd == 0 || usd < e.best_usd - 1e-9 || (std::abs(usd - e.best_usd) <= 1e-9 && served > e.best_served)) {
+      e.best_usd = usd;
+      e.best_served = served;
+    }
+    points.push_back({c.label, replica_usd, capacity});
+  }
+  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+    if (a.replica_usd != b.replica_usd) return a.replica_usd < b.replica_usd;
+    return a.capacity > b.capacity;
+  });
+  double most = 0;
+  for (const Point& p : points) {
+    if (p.capacity > most) {
+      e.front.push_back(p.label);
+      most = p.capacity;
+    }
+  }
+  return e;
+}
+
+std::vector<std::string> front_labels(const DeploymentPlan& p) {
+  std::vector<std::string> out;
+  for (size_t i : p.front) out.push_back(p.candidates[i].label);
+  return out;
+}
+
+TEST(DeploymentSearch, PrunedSearchGivesTheExhaustiveAnswer) {
+  DeploymentSearch q = small_search();
+  q.exact_front = true;
+  const DeploymentPlan p = search_deployments(q);
+  const Exhaustive e = exhaustive(q);
+  ASSERT_TRUE(p.cheapest);
+  const DeploymentCandidate& best = p.candidates[*p.cheapest];
+  EXPECT_NEAR(best.usd_per_hour, e.best_usd, 1e-9);
+  EXPECT_DOUBLE_EQ(best.served, e.best_served);
+  EXPECT_EQ(front_labels(p), e.front);
+  int pruned = 0;
+  for (const DeploymentCandidate& c : p.candidates) {
+    if (c.status == "searched" || c.status == "no_capacity") {
+      // A search that began higher in the doubling sequence lands where the plain one does.
+      EXPECT_DOUBLE_EQ(c.capacity, e.capacity.at(c.label)) << c.label;
+    }
+    if (c.status != "pruned") continue;
+    ++pruned;
+    // Provably could not have won: with its exhaustive capacity it is dearer than the cheapest
+    // (or as dear and serving no more), and it is not on the front.
+    const double cap = e.capacity.at(c.label);
+    if (cap > 0) {
+      const double replicas = std::ceil(q.target_users / cap);
+      const double usd = replicas * c.replica_usd_per_hour();
+      EXPECT_TRUE(usd > e.best_usd + 1e-9 || (usd >= e.best_usd - 1e-9 && replicas * cap <= e.best_served)) << c.label;
+    }
+    EXPECT_EQ(std::count(e.front.begin(), e.front.end(), c.label), 0) << c.label;
+  }
+  // 10 candidates: 6 searched, 3 pruned, 1 with no capacity at all (on 2026-12-01's cost model).
+  EXPECT_GE(pruned, 2) << "the space should let the bound prune, or the test proves nothing";
+  EXPECT_TRUE(p.exact_front);
+}
+
+TEST(DeploymentSearch, CheapestOnlySearchAgreesAndSimulatesLess) {
+  DeploymentSearch q = small_search();
+  const DeploymentPlan fast = search_deployments(q);
+  q.exact_front = true;
+  const DeploymentPlan full = search_deployments(q);
+  ASSERT_TRUE(fast.cheapest && full.cheapest);
+  EXPECT_EQ(fast.candidates[*fast.cheapest].label, full.candidates[*full.cheapest].label);
+  EXPECT_DOUBLE_EQ(fast.candidates[*fast.cheapest].usd_per_hour, full.candidates[*full.cheapest].usd_per_hour);
+  EXPECT_LE(fast.simulations, full.simulations);
+  EXPECT_FALSE(fast.exact_front);
+}
+
+TEST(DeploymentSearch, SameJsonWhateverRunsTheRounds) {
+  DeploymentSearch q = small_search();
+  q.exact_front = true;
+  const std::string one = deployment_plan_json(search_deployments(q)).dump();
+  q.threads = 3;
+  EXPECT_EQ(deployment_plan_json(search_deployments(q)).dump(), one);
+  // A runner that evaluates each round backwards (as an MPI rank split might) changes nothing.
+  q.threads = 1;
+  q.run_round = [](const std::vector<size_t>& round, const std::function<nlohmann::json(size_t)>& evaluate) {
+    std::vector<nlohmann::json> out(round.size());
+    for (size_t k = round.size(); k-- > 0;) out[k] = evaluate(round[k]);
+    return out;
+  };
+  EXPECT_EQ(deployment_plan_json(search_deployments(q)).dump(), one);
+}
+
+TEST(DeploymentSearch, CostArithmeticByHand) {
+  const DeploymentSearch q = small_search();
+  const DeploymentPlan p = search_deployments(q);
+  int checked = 0;
+  for (const DeploymentCandidate& c : p.candidates) {
+    if (c.status != "searched") continue;
+    const double price = q.space.gpu_prices.at(c.gpu);
+    EXPECT_DOUBLE_EQ(c.usd_per_gpu_hour, price);
+    EXPECT_EQ(c.price_source, "given (--gpu-price)");
+    EXPECT_EQ(c.gpus_per_replica, c.tensor_parallel);
+    // 500 users at C per replica: ceil(500 / C) replicas, each tp GPUs at the price.
+    const int64_t replicas = (500 + static_cast<int64_t>(c.capacity) - 1) / static_cast<int64_t>(c.capacity);
+    EXPECT_EQ(c.replicas, replicas) << c.label;
+    EXPECT_DOUBLE_EQ(c.served, static_cast<double>(replicas) * c.capacity);
+    EXPECT_DOUBLE_EQ(c.usd_per_hour, static_cast<double>(replicas * c.tensor_parallel) * price);
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  const std::string text = deployment_plan_text(p, true);
+  EXPECT_NE(text.find("cheapest deployment for 500 users"), std::string::npos) << text;
+  EXPECT_NE(text.find("CHEAPEST"), std::string::npos);
+}
+
+TEST(DeploymentSearch, WeightsThatDoNotFitAreNeverSimulated) {
+  DeploymentSearch q = small_search();
+  set_values(q.base, {{"model", "llama-3.1-70b"}});
+  q.space.gpus = {"l4"};
+  q.space.max_gpus = 1;
+  const DeploymentPlan p = search_deployments(q);
+  ASSERT_EQ(p.candidates.size(), 1u);
+  EXPECT_EQ(p.candidates[0].status, "does_not_fit");
+  EXPECT_FALSE(p.candidates[0].why.empty());
+  EXPECT_EQ(p.simulations, 0);
+  EXPECT_FALSE(p.cheapest);
+}
+
+TEST(DeploymentSearch, StoppedSearchKeepsWhatIsFinished) {
+  DeploymentSearch q = small_search();
+  int rounds = 0;
+  q.should_stop = [&] { return rounds++ >= 1; };  // after the first round
+  const DeploymentPlan p = search_deployments(q);
+  EXPECT_TRUE(p.partial);
+  EXPECT_EQ(p.candidates[0].status, "searched");
+  size_t not_reached = 0;
+  for (const DeploymentCandidate& c : p.candidates) not_reached += c.status == "not_reached" ? 1 : 0;
+  EXPECT_GT(not_reached, 0u);
+  EXPECT_TRUE(deployment_plan_json(p).at("partial").get<bool>());
+}
+
+TEST(DeploymentSearch, BadTargetsAndSpacesNameTheFlag) {
+  auto message = [](const DeploymentSearch& q) {
+    try {
+      search_deployments(q);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  DeploymentSearch q = small_search();
+  q.target_rate = 3;
+  EXPECT_NE(message(q).find("exactly one target"), std::string::npos);
+  q.target_users = 0;  // a rate, but the workload is closed-loop users
+  EXPECT_NE(message(q).find("--target-users N"), std::string::npos);
+  q = small_search();
+  q.target_users = 10.5;
+  EXPECT_NE(message(q).find("--target-users=10.5"), std::string::npos);
+  q = small_search();
+  q.space.tensor_parallel = {4};  // TP 4 > --max-gpus 2: nothing left
+  EXPECT_NE(message(q).find("candidate space is empty"), std::string::npos);
+  q = small_search();
+  q.space.gpu_prices["l4"] = -1;
+  EXPECT_NE(message(q).find("--gpu-price l4=-1"), std::string::npos);
+  q = small_search();
+  q.base.slo = {};
+  EXPECT_NE(message(q).find("SLO"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvplan::plan
