@@ -16,7 +16,6 @@
 #include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
-#include "kvplan/plan/data_dir.h"
 #include "kvplan/plan/settings.h"
 #include "kvplan/plan/simulate.h"
 #include "kvplan/plan/text.h"
@@ -67,9 +66,12 @@ std::string workload_text(const sim::SimulationConfig& c) {
                            w.bench.warmup_requests >= 0 ? w.bench.warmup_requests : w.closed.num_users,
                            w.bench.cooldown_requests >= 0 ? w.bench.cooldown_requests : w.closed.num_users);
       }
-      return fmt::format("{} closed-loop users, think time {:g} s, {} turn(s); prompts {}, outputs {}{}",
-                         w.closed.num_users, w.closed.think_time_s, w.closed.turns, w.closed.first_prompt.describe(),
-                         w.closed.output.describe(),
+      return fmt::format("{} closed-loop users, think time {:g} s, {} turn(s){}; prompts {}, outputs {}{}",
+                         w.closed.num_users, w.closed.think_time_s, w.closed.turns,
+                         w.closed.shared_prefix_tokens > 0
+                             ? fmt::format(", a {}-token prefix shared by all", w.closed.shared_prefix_tokens)
+                             : "",
+                         w.closed.first_prompt.describe(), w.closed.output.describe(),
                          w.horizon_ns > 0 ? fmt::format(", {:g} s simulated", sim::ns_to_seconds(w.horizon_ns)) : "");
     case sim::WorkloadKind::kList:
       return fmt::format("{} listed requests", w.requests.size());
@@ -326,16 +328,7 @@ int run_capacity(const SimRequest& request) {
 namespace kvplan::cli {
 
 int run_default_users() {
-  const std::string trace = plan::data_dir() + "/traces/azure_llm_2023_conv.csv";
-  plan::Scenario scenario;
-  plan::set_values(scenario, {{"users", "8"},
-                              {"think-time", "10"},
-                              {"prompt-lengths", "trace:" + trace + ":prompt"},
-                              {"output-lengths", "trace:" + trace + ":output"},
-                              {"duration", "300"},
-                              {"slo-ttft-ms", "2000"},
-                              {"slo-tpot-ms", "100"},
-                              {"seed", "1"}});
+  const plan::Scenario scenario = plan::default_scenario();
   plan::CapacityRequest options;
   options.start = 64;
   options.tolerance = 0.05;
@@ -344,11 +337,13 @@ int run_default_users() {
   const sim::CapacitySearch& s = a.search;
   const sim::SimulationConfig& config = a.config;
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const plan::WorkloadPresetInfo& preset = plan::workload_preset(scenario.workload.preset);
   std::cout << "\nSimulated: how many concurrent chat users fit under an SLO\n";
-  std::cout << fmt::format("  each user sends a request, waits for the whole answer, thinks {:g} s on average "
-                           "(exponential), and sends the next;\n  prompt and output lengths drawn from the Azure LLM "
-                           "inference trace 2023 (conversation, 19,366 requests; {})\n",
-                           config.workload.closed.think_time_s, trace);
+  std::cout << fmt::format("  workload preset '{}': each user sends a request, waits for the whole answer, thinks "
+                           "{:g} s on average\n  (exponential), and sends the next; prompt and output lengths drawn from "
+                           "the Azure LLM inference trace 2023\n  (conversation, 19,366 requests; {})\n",
+                           preset.name, config.workload.closed.think_time_s,
+                           plan::preset_length_spec("{traces}/azure_llm_2023_conv.csv"));
   std::cout << fmt::format("  SLO: {}; {:g} s simulated per probe, vLLM-style paged continuous batching\n",
                            config.slo.describe(), sim::ns_to_seconds(config.workload.horizon_ns));
   if (s.best <= 0) {

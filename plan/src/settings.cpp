@@ -70,6 +70,17 @@ std::function<void(std::string&, std::string_view, std::string_view)> length_spe
   };
 }
 
+std::vector<Named<WorkloadPreset>> workload_preset_names() {
+  std::vector<Named<WorkloadPreset>> out;
+  for (const WorkloadPresetInfo& p : workload_presets()) out.push_back({p.name, p.preset});
+  return out;
+}
+std::vector<std::string> workload_preset_choices() {
+  std::vector<std::string> out;
+  for (const WorkloadPresetInfo& p : workload_presets()) out.emplace_back(p.name);
+  return out;
+}
+
 const std::vector<std::string> kQuantChoices = quantization_flag_choices();
 std::vector<Named<std::string>> quant_names() {
   std::vector<Named<std::string>> out;
@@ -361,7 +372,8 @@ std::vector<Setting> build_settings() {
   t.push_back(boolean<&Scenario::kv_cache, &KvCacheSettings::enable_prefix_caching>(
       {"enable-prefix-caching", "kv_cache", "enable_prefix_caching", "boolean",
        "Share the KV blocks of common prompt prefixes (vLLM --enable-prefix-caching)",
-       "unset means on for the sglang scheduler only", kSim}));
+       "unset means the engine's default: on for vLLM V1, SGLang and TensorRT-LLM, off for vLLM V0 and static, "
+       "and off for a reserving --kv-policy", kSim}));
   t.push_back(number<&Scenario::kv_cache, &KvCacheSettings::capacity_gib>(
       {"kv-capacity-gib", "kv_cache", "capacity_gib", "GiB per replica",
        "What-if KV pool size instead of the engine's budget", "0 means the engine's budget", kSim},
@@ -373,6 +385,11 @@ std::vector<Setting> build_settings() {
       length_spec(false)));
 
   // ---- workload ----
+  t.push_back(choice<&Scenario::workload, &WorkloadSettings::preset>(
+      {"workload", "workload", "preset", "name",
+       "Workload preset: fills every workload setting not given here (docs/simulator.md: each preset and its sources)",
+       "chat: Azure 2023 conversation lengths, closed-loop users thinking 10 s", kSim},
+      workload_preset_names(), workload_preset_choices()));
   t.push_back(text<&Scenario::workload, &WorkloadSettings::trace>(
       {"trace", "workload", "trace", "path",
        "Replay a trace file (Azure LLM CSV, Mooncake JSONL, or kvplan CSV/JSONL)", "unset means no trace", kSim}));
@@ -384,10 +401,12 @@ std::vector<Setting> build_settings() {
        "0 means every request", kSim},
       {.min = 0, .max = kInt64Max}));
   t.push_back(number<&Scenario::workload, &WorkloadSettings::rate>(
-      {"rate", "workload", "rate", "requests/s", "Open loop: mean arrival rate", "", kSim}, {.min = 1e-9, .max = 1e9}));
+      {"rate", "workload", "rate", "requests/s", "Open loop: mean arrival rate (given: open loop with the preset's lengths)",
+       "unset means the preset's: closed-loop users, or (batch) all requests at once; 1 with --users 0", kSim},
+      {.min = 1e-9, .max = 1e9}));
   t.push_back(choice<&Scenario::workload, &WorkloadSettings::arrivals>(
-      {"arrivals", "workload", "arrivals", "name", "Open loop: arrival process (gamma is bursty with --cv > 1)", "",
-       kSim},
+      {"arrivals", "workload", "arrivals", "name", "Open loop: arrival process (gamma is bursty with --cv > 1)",
+       "unset means the preset's: constant for batch, poisson otherwise", kSim},
       std::vector<Named<sim::ArrivalKind>>{{"poisson", sim::ArrivalKind::kPoisson},
                                            {"gamma", sim::ArrivalKind::kGamma},
                                            {"constant", sim::ArrivalKind::kConstant}},
@@ -401,28 +420,34 @@ std::vector<Setting> build_settings() {
   t.push_back(text<&Scenario::workload, &WorkloadSettings::prompt_lengths>(
       {"prompt-lengths", "workload", "prompt_lengths", "length spec (tokens)",
        "Prompt lengths: fixed:N, uniform:A,B, normal:MEAN,SD, lognormal:MU,SIGMA or trace:FILE[:prompt|output|total]",
-       "", kSim},
+       "unset means the preset's", kSim},
       length_spec(true)));
   t.push_back(text<&Scenario::workload, &WorkloadSettings::output_lengths>(
       {"output-lengths", "workload", "output_lengths", "length spec (tokens)",
-       "Output lengths: a length spec as for --prompt-lengths", "", kSim},
+       "Output lengths: a length spec as for --prompt-lengths", "unset means the preset's", kSim},
       length_spec(true)));
   t.push_back(integer<&Scenario::workload, &WorkloadSettings::users>(
-      {"users", "workload", "users", "users", "Closed loop: chat users, each waiting for its answer before thinking",
-       "0 means an open-loop workload", kSim},
+      {"users", "workload", "users", "users", "Closed loop: users, each waiting for its answer before thinking",
+       "unset means the preset's (8 users; batch: open loop); 0 means an open-loop workload", kSim},
       {.min = 0, .max = 1'000'000}));
   t.push_back(number<&Scenario::workload, &WorkloadSettings::think_time_s>(
-      {"think-time", "workload", "think_time_s", "s", "Closed loop: mean think time between a user's requests", "",
-       kSim},
+      {"think-time", "workload", "think_time_s", "s", "Closed loop: mean think time between a user's requests",
+       "unset means the preset's", kSim},
       {.min = 0, .max = 1e6}));
   t.push_back(integer<&Scenario::workload, &WorkloadSettings::turns>(
       {"turns", "workload", "turns", "requests per conversation",
-       "Closed loop: turns of a conversation (its context grows; prefixes are reused)", "", kSim},
+       "Closed loop: turns of a conversation (its context grows; prefixes are reused)", "unset means the preset's",
+       kSim},
       {.min = 1, .max = 1000}));
   t.push_back(text<&Scenario::workload, &WorkloadSettings::followup_lengths>(
       {"followup-lengths", "workload", "followup_lengths", "length spec (tokens)",
-       "Closed loop: new prompt tokens of each later turn", "", kSim},
+       "Closed loop: new prompt tokens of each later turn", "unset means the preset's", kSim},
       length_spec(true)));
+  t.push_back(integer<&Scenario::workload, &WorkloadSettings::shared_prefix_tokens>(
+      {"shared-prefix", "workload", "shared_prefix_tokens", "tokens",
+       "Closed loop: a system prompt every conversation of every user starts with (a prefix cache can share it)",
+       "unset means the preset's (agent: 2048, others: 0)", kSim},
+      {.min = 0, .max = 10'000'000}));
   t.push_back(integer<&Scenario::workload, &WorkloadSettings::requests_per_user>(
       {"requests-per-user", "workload", "requests_per_user", "requests",
        "Closed loop: each user stops after this many requests", "0 means no limit (the duration ends the run)",
@@ -430,7 +455,7 @@ std::vector<Setting> build_settings() {
       {.min = 0, .max = kInt32Max}));
   t.push_back(number<&Scenario::workload, &WorkloadSettings::duration_s>(
       {"duration", "workload", "duration_s", "simulated s", "Simulated time the run lasts",
-       "0 means until every request ends (closed loop: 300 s)", kSim},
+       "0 means until every request ends (closed loop without --requests-per-user: 300 s)", kSim},
       {.min = 0, .max = 1e7}));
   t.push_back(choice<&Scenario::workload, &WorkloadSettings::client>(
       {"client", "workload", "client", "name", "Closed-loop client: chat users, or a benchmark client",

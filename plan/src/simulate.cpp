@@ -44,6 +44,31 @@ LengthDistribution lengths(const std::string& text, const std::string& flag, con
 
 }  // namespace
 
+// What each engine does when its prefix-caching switch is not given:
+// - vLLM V1 (0.8 on; kvplan's default 0.10): on. V1's automatic prefix caching is on unless
+//   --no-enable-prefix-caching; V0 had it off unless --enable-prefix-caching.
+// - SGLang: on. RadixAttention is always on unless --disable-radix-cache.
+// - TensorRT-LLM: on. KvCacheConfig(enable_block_reuse=True) is the LLM API's default
+//   (nvidia.github.io/TensorRT-LLM/llm-api/reference/KvCacheConfig.html, 1.3 and 1.4).
+// - Static batching (Hugging Face generate): off; there is no cache across requests.
+bool engine_prefix_caching_default(const ServingConfig& serving) {
+  switch (serving.engine) {
+    case Engine::kVllm: return vllm_uses_v1(serving.version, serving.vllm_engine);
+    case Engine::kSglang:
+    case Engine::kTrtllm: return true;
+    case Engine::kStatic: return false;
+  }
+  return false;
+}
+
+Scenario default_scenario() {
+  Scenario s;
+  s.slo.ttft_ms = 2000;
+  s.slo.tpot_ms = 100;
+  s.workload.seed = 1;
+  return s;
+}
+
 sim::SimulationConfig simulation_config(const Scenario& scenario) {
   return simulation_config(scenario, resolve(scenario));
 }
@@ -73,7 +98,8 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
   if (!s.scheme.paged && c.kv_policy == sim::KvPolicy::kPaged) {
     throw ConfigError("--contiguous=true needs a reservation --kv-policy (max-length, pow2 or oracle)");
   }
-  c.prefix_caching = in.kv_cache.enable_prefix_caching.value_or(sched.kind == sim::SchedulerKind::kSglang);
+  c.prefix_caching = in.kv_cache.enable_prefix_caching.value_or(
+      c.kv_policy == sim::KvPolicy::kPaged && engine_prefix_caching_default(s.serving));
   sched.chunked_prefill = e.chunked_prefill.value_or(!reserves);
   sched.preemption = e.preemption;
   c.offload.host_bytes = static_cast<int64_t>(e.swap_space_gib * kGiB);
@@ -96,14 +122,14 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
   c.cluster.kv_link_bytes_per_s = hw.kv_link_gbps * 1e9;
 
   sim::WorkloadConfig& w = c.workload;
-  const int64_t users = wl.users;
+  const EffectiveWorkload ew = effective_workload(wl);  // the preset fills what is not given
   const int64_t concurrency = wl.max_concurrency;
   const sim::ClosedLoopClient client =
       wl.client.value_or(concurrency > 0 ? sim::ClosedLoopClient::kBench : sim::ClosedLoopClient::kUsers);
   const bool bench = client == sim::ClosedLoopClient::kBench;
   if (bench && concurrency == 0) throw ConfigError("--client=bench needs --max-concurrency > 0 (users in flight)");
   if (!bench && concurrency > 0) throw ConfigError("--max-concurrency is the bench client's; use --client=bench (or --users)");
-  if (bench && (users > 0 || !wl.trace.empty())) {
+  if (bench && ((ew.users_given && ew.users > 0) || !wl.trace.empty())) {
     throw ConfigError("--client=bench and --users/--trace: choose one workload");
   }
   const std::pair<const char*, bool> bench_only[] = {
@@ -126,9 +152,9 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
     w.closed.think_time_s = 0;
     w.closed.turns = 1;
     w.closed.first_prompt = wl.random_input_len ? LengthDistribution::fixed(*wl.random_input_len)
-                                                : lengths(wl.prompt_lengths, "prompt-lengths", "prompt");
+                                                : lengths(ew.prompt_lengths, "prompt-lengths", "prompt");
     w.closed.output = wl.random_output_len ? LengthDistribution::fixed(*wl.random_output_len)
-                                           : lengths(wl.output_lengths, "output-lengths", "output");
+                                           : lengths(ew.output_lengths, "output-lengths", "output");
     w.closed.seed = c.seed;
     w.bench.num_prompts = wl.num_prompts.value_or(1000);
     w.bench.warmup_requests = wl.warmup_requests.value_or(-1);
@@ -136,31 +162,32 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
     w.bench.jitter = wl.stagger_jitter.value_or(1.0);
     w.bench.start = wl.bench_start.value_or(sim::default_bench_start(s.serving.engine));
   } else if (!wl.trace.empty()) {
-    if (users > 0) throw ConfigError("--trace and --users: choose one workload");
+    if (ew.users_given && ew.users > 0) throw ConfigError("--trace and --users: choose one workload");
     w.kind = sim::WorkloadKind::kTrace;
     w.trace_path = wl.trace;
     w.trace.time_scale = wl.time_scale;
     w.trace.max_requests = wl.max_requests;
-  } else if (users > 0) {
+  } else if (ew.closed_loop) {
     w.kind = sim::WorkloadKind::kClosedLoop;
-    w.closed.num_users = static_cast<int32_t>(users);
-    w.closed.think_time_s = wl.think_time_s;
-    w.closed.turns = static_cast<int32_t>(wl.turns);
-    w.closed.first_prompt = lengths(wl.prompt_lengths, "prompt-lengths", "prompt");
-    w.closed.followup = lengths(wl.followup_lengths, "followup-lengths", "prompt");
-    w.closed.output = lengths(wl.output_lengths, "output-lengths", "output");
+    w.closed.num_users = static_cast<int32_t>(ew.users);
+    w.closed.think_time_s = ew.think_time_s;
+    w.closed.turns = static_cast<int32_t>(ew.turns);
+    w.closed.first_prompt = lengths(ew.prompt_lengths, "prompt-lengths", "prompt");
+    w.closed.followup = lengths(ew.followup_lengths, "followup-lengths", "prompt");
+    w.closed.output = lengths(ew.output_lengths, "output-lengths", "output");
+    w.closed.shared_prefix_tokens = ew.shared_prefix_tokens;
     w.closed.requests_per_user = wl.requests_per_user;
     w.closed.hash_block_tokens = s.scheme.tokens_per_block;
     w.closed.seed = c.seed;
-    if (wl.duration_s == 0 && w.closed.requests_per_user == 0) w.horizon_ns = 300 * sim::kNsPerSecond;
+    if (wl.duration_s == 0 && w.closed.requests_per_user == 0) w.horizon_ns = sim::seconds_to_ns(ew.horizon_s);
   } else {
     w.kind = sim::WorkloadKind::kOpenLoop;
-    w.open.arrivals = wl.arrivals;
-    w.open.rate_per_s = wl.rate;
+    w.open.arrivals = ew.arrivals;
+    w.open.rate_per_s = ew.rate;
     w.open.cv = wl.cv;
     w.open.num_requests = wl.num_requests;
-    w.open.prompt = lengths(wl.prompt_lengths, "prompt-lengths", "prompt");
-    w.open.output = lengths(wl.output_lengths, "output-lengths", "output");
+    w.open.prompt = lengths(ew.prompt_lengths, "prompt-lengths", "prompt");
+    w.open.output = lengths(ew.output_lengths, "output-lengths", "output");
     w.open.seed = c.seed;
   }
   if (wl.duration_s > 0) w.horizon_ns = sim::seconds_to_ns(wl.duration_s);

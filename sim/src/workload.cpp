@@ -127,6 +127,10 @@ void validate(const ConversationSpec& spec) {
     throw ConfigError(fmt::format("closed-loop users: requests_per_user={} must be >= 0 (0: unlimited)",
                                   spec.requests_per_user));
   }
+  if (spec.shared_prefix_tokens < 0 || spec.shared_prefix_tokens > std::numeric_limits<int32_t>::max()) {
+    throw ConfigError(fmt::format("closed-loop users: shared_prefix_tokens={} must be in [0, 2147483647]",
+                                  spec.shared_prefix_tokens));
+  }
 }
 
 }  // namespace
@@ -163,6 +167,7 @@ struct ClosedLoopUsers::Impl {
     int32_t turn = 0;             // turn of the last request sent
     int64_t prompt_tokens = 0;    // of the last request sent
     int64_t output_tokens = 0;
+    int64_t shared_tokens = 0;    // leading tokens of the conversation that are the shared prefix
   };
 
   ConversationSpec spec;
@@ -188,10 +193,13 @@ struct ClosedLoopUsers::Impl {
     return mix64(conversation_uid + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(block + 1));
   }
 
+  // The shared system prompt is named like a conversation of its own, one per seed.
+  uint64_t shared_uid() const { return mix64(spec.seed ^ 0x5348415245442D50ULL); }
+
   // A first turn; with a context cap, a first turn longer than the cap is cut down to it.
   void first_turn(int32_t u, User& st) {
     start_conversation(u, st);
-    int64_t prompt = st.rng.sample(spec.first_prompt);
+    int64_t prompt = spec.shared_prefix_tokens + st.rng.sample(spec.first_prompt);
     int64_t output = st.rng.sample(spec.output);
     if (spec.max_context_tokens > 0) {
       output = std::min(output, spec.max_context_tokens - 1);
@@ -199,6 +207,7 @@ struct ClosedLoopUsers::Impl {
     }
     st.prompt_tokens = prompt;
     st.output_tokens = output;
+    st.shared_tokens = std::min(spec.shared_prefix_tokens, prompt);
   }
 
   RequestSpec emit(int32_t u, User& st, TimeNs arrival_ns) {
@@ -214,7 +223,10 @@ struct ClosedLoopUsers::Impl {
     r.identity_tokens = r.total_tokens();
     const int64_t whole_blocks = r.identity_tokens / spec.hash_block_tokens;
     r.prefix_hashes.reserve(static_cast<size_t>(whole_blocks));
-    for (int64_t i = 0; i < whole_blocks; ++i) r.prefix_hashes.push_back(block_hash(st.conversation_uid, i));
+    const int64_t shared_blocks = st.shared_tokens / spec.hash_block_tokens;
+    for (int64_t i = 0; i < whole_blocks; ++i) {
+      r.prefix_hashes.push_back(block_hash(i < shared_blocks ? shared_uid() : st.conversation_uid, i));
+    }
     ++st.sent;
     return r;
   }
@@ -274,6 +286,7 @@ std::string ClosedLoopUsers::describe() const {
       s.num_users, s.turns, s.think_time_s, s.first_prompt.describe(), s.followup.describe(), s.output.describe());
   if (s.max_context_tokens > 0) text += fmt::format(", context capped at {} tokens", s.max_context_tokens);
   if (s.requests_per_user > 0) text += fmt::format(", {} requests per user", s.requests_per_user);
+  if (s.shared_prefix_tokens > 0) text += fmt::format(", {}-token prefix shared by all", s.shared_prefix_tokens);
   return text + fmt::format(", seed {}", s.seed);
 }
 

@@ -303,9 +303,11 @@ TEST(Cli, UnknownArchitectureOptInIsFlaggedEverywhere) {
   ASSERT_EQ(text.status, 0) << text.out;
   EXPECT_EQ(text.out.rfind("WARNING: ", 0), 0u) << text.out;  // first line
   EXPECT_NE(text.out.find("not a supported architecture"), std::string::npos) << text.out;
+  // The workload kvplan's defaults were before the presets (fixed 1024/256, 5 s think time).
+  const std::string users = " --users 2 --think-time 5 --prompt-lengths fixed:1024 --output-lengths fixed:256";
   for (const std::string& cmd : {"memory " + model + " --json",
-                                 "simulate " + model + " --users 2 --duration 5 --json",
-                                 "capacity " + model + " --users 2 --duration 5 --slo-tpot-ms 50 --json"}) {
+                                 "simulate " + model + users + " --duration 5 --json",
+                                 "capacity " + model + users + " --duration 5 --slo-tpot-ms 50 --json"}) {
     Result r = kvplan::testing::run_cli(cmd, false);
     ASSERT_EQ(r.status, 0) << cmd << "\n" << r.out;
     nlohmann::json j = nlohmann::json::parse(r.out);
@@ -338,7 +340,8 @@ TEST(Cli, DeepSeekV3FitsOnEightH200FromItsOwnFp8Config) {
 TEST(Cli, Fp8WeightsLowerSimulatedTpot) {
   auto tpot = [](const std::string& quant, const std::string& profile) {
     Result r = kvplan::testing::run_cli("simulate --model llama-3.1-70b --gpu h100 -t 4 --quantization " + quant +
-                                        " --users 1 --duration 30 --json --profile " + profile,
+                                        " --users 1 --think-time 5 --prompt-lengths fixed:1024 --output-lengths fixed:256"
+                                        " --duration 30 --json --profile " + profile,
                                         false);
     EXPECT_EQ(r.status, 0) << r.out;
     return nlohmann::json::parse(r.out)["summary"]["tpot_ms"]["p50"].get<double>();

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -86,8 +87,8 @@ TEST(SimCli, TextOutputNamesTheSetupAndLatencies) {
 }
 
 TEST(SimCli, CapacitySearchIsReproducible) {
-  const std::string args = "capacity --json --prompt-lengths fixed:512 --output-lengths fixed:64 --num-requests 200 "
-                           "--slo-ttft-ms 500 --tolerance 0.1";
+  const std::string args = "capacity --json --rate 1 --prompt-lengths fixed:512 --output-lengths fixed:64 "
+                           "--num-requests 200 --slo-ttft-ms 500 --tolerance 0.1";
   Result a = run(args);
   Result b = run(args);
   ASSERT_EQ(a.status, 0) << a.out;
@@ -219,6 +220,37 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
                         "step time x 1.063 (fitted"}) {
     EXPECT_NE(text.out.find(f), std::string::npos) << f << "\n" << text.out;
   }
+}
+
+TEST(SimCli, UnknownWorkloadPresetIsBadInput) {
+  expect_bad_input("simulate --workload chatbot", {"--workload=chatbot", "must be one of chat, code, rag, agent, batch"});
+  expect_bad_input("capacity --workload Chat --slo-ttft-ms 1000", {"--workload=Chat"});
+  expect_bad_input("simulate --users 4 --rate 2", {"--users=4", "--rate=2", "choose one workload"});
+}
+
+// --users N: the per-request file holds exactly N distinct users (0 .. N-1), with several turns.
+TEST(SimCli, UsersNWritesRequestsOfExactlyNUsers) {
+  kvplan::testing::ScratchDir d("users_n");
+  Result r = run("simulate --users 13 --turns 2 --think-time 0.2 --prompt-lengths fixed:64 --output-lengths fixed:8 "
+                 "--duration 10 --out " + d.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream csv(slurp(d.path() + "/requests.csv"));
+  std::string line;
+  ASSERT_TRUE(std::getline(csv, line));
+  ASSERT_EQ(line.rfind("id,replica,user,", 0), 0u) << line;
+  std::set<int> users;
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    const size_t a = line.find(',');
+    const size_t b = line.find(',', a + 1);
+    const size_t c = line.find(',', b + 1);
+    users.insert(std::stoi(line.substr(b + 1, c - b - 1)));
+    ++rows;
+  }
+  EXPECT_EQ(users.size(), 13u);
+  EXPECT_EQ(*users.begin(), 0);
+  EXPECT_EQ(*users.rbegin(), 12);
+  EXPECT_GT(rows, 26);
 }
 
 TEST(SimCli, BenchClientSameSeedSameBytes) {

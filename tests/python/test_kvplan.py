@@ -121,6 +121,20 @@ class AnswerTest(unittest.TestCase):
         self.assertIsInstance(cap, dict)
         self.assertEqual(json.loads(json.dumps(cap)), cap)  # plain JSON-able objects
 
+    def test_users_n_simulates_n_distinct_users(self):
+        run = self.small_run().replace(users=11).simulate()
+        self.assertEqual(sorted(set(run["per_request"]["user"])), list(range(11)))
+
+    def test_default_workload_is_the_chat_preset(self):
+        s = kvplan.Scenario()
+        self.assertEqual(s.settings(), {})  # nothing given: every workload field is the preset's
+        self.assertEqual(kvplan.Scenario(workload="chat").settings(), {})
+        rag = kvplan.Scenario(workload="rag")
+        self.assertEqual(rag.settings(), {"workload": "rag"})
+        self.assertEqual(kvplan.Scenario(workload={"preset": "rag"}).settings(), {"workload": "rag"})
+        with self.assertRaisesRegex(kvplan.ConfigError, "--workload=chatbot must be one of chat, code, rag, agent, batch"):
+            kvplan.Scenario(workload="chatbot")
+
     def test_capacity_needs_an_slo(self):
         with self.assertRaisesRegex(kvplan.ConfigError, "SLO"):
             kvplan.Scenario(users=4).capacity()

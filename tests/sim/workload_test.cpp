@@ -245,6 +245,36 @@ TEST(ClosedLoopTest, ContextCapRestartsTheConversation) {
   EXPECT_EQ(r.prompt_tokens, 170);
 }
 
+// A system prompt shared by all (the agent preset's): its whole blocks carry the same hashes for
+// every user and every conversation; what follows it is the conversation's own.
+TEST(ClosedLoopTest, SharedPrefixBlocksAreTheSameForEveryUserAndConversation) {
+  ConversationSpec spec = three_turns();
+  spec.turns = 2;
+  spec.shared_prefix_tokens = 40;  // 2 whole blocks of 16, and 8 tokens of a third
+  ClosedLoopUsers users(spec);
+  const RequestSpec a = users.first_request(0);
+  const RequestSpec b = users.first_request(1);
+  EXPECT_EQ(a.prompt_tokens, 140);  // 40 shared + 100 drawn
+  ASSERT_EQ(a.prefix_hashes.size(), 10u);  // floor((140 + 30) / 16)
+  ASSERT_EQ(b.prefix_hashes.size(), 10u);
+  EXPECT_EQ(a.prefix_hashes[0], b.prefix_hashes[0]);
+  EXPECT_EQ(a.prefix_hashes[1], b.prefix_hashes[1]);
+  for (size_t i = 2; i < a.prefix_hashes.size(); ++i) EXPECT_NE(a.prefix_hashes[i], b.prefix_hashes[i]) << i;
+  // The next conversation of user 0 (after 2 turns) starts with the same shared blocks.
+  ASSERT_TRUE(users.next_request(0, 10));
+  const auto next = users.next_request(0, 20);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->turn, 0);
+  EXPECT_EQ(next->prefix_hashes[0], a.prefix_hashes[0]);
+  EXPECT_EQ(next->prefix_hashes[1], a.prefix_hashes[1]);
+  EXPECT_NE(next->prefix_hashes[2], a.prefix_hashes[2]);
+  // Without a shared prefix no block is shared between users.
+  ClosedLoopUsers plain(three_turns());
+  EXPECT_NE(plain.first_request(0).prefix_hashes[0], plain.first_request(1).prefix_hashes[0]);
+  expect_config_error([] { ClosedLoopUsers(ConversationSpec{.shared_prefix_tokens = -1}); },
+                      {"shared_prefix_tokens=-1"});
+}
+
 TEST(ClosedLoopTest, RequestsPerUserEndsTheUser) {
   ConversationSpec spec = three_turns();
   spec.requests_per_user = 3;

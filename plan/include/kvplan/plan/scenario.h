@@ -20,6 +20,7 @@
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/kv_scheme.h"
 #include "kvplan/core/length_distribution.h"
+#include "kvplan/plan/workload_presets.h"
 #include "kvplan/sim/bench_client.h"
 #include "kvplan/sim/kv_manager.h"
 #include "kvplan/sim/scheduler_config.h"
@@ -98,27 +99,31 @@ struct KvCacheSettings {
   int32_t cross_layer_share = 1;
   std::optional<DType> mamba_ssm_cache_dtype = DType::kF32;  // nullopt: the activation dtype
   std::optional<sim::KvPolicy> policy;   // simulated KV manager; nullopt: from the scheduler
-  std::optional<bool> enable_prefix_caching;  // nullopt: on for SGLang's scheduler only
+  std::optional<bool> enable_prefix_caching;  // nullopt: the engine's default (simulate.cpp)
   double capacity_gib = 0;               // > 0: the KV pool per replica instead of the engine's
   std::string fit_lengths;               // length spec for `memory` ("" = none)
 };
 
+// Unset workload fields (nullopt, or "" for a length spec) take the preset's value
+// (workload_presets.h); a field given explicitly always wins over the preset.
 struct WorkloadSettings {
+  WorkloadPreset preset = WorkloadPreset::kChat;
   std::string trace;             // trace file; "" = no trace
   double time_scale = 1;
   int64_t max_requests = 0;
-  double rate = 1;               // requests per second (open loop)
-  sim::ArrivalKind arrivals = sim::ArrivalKind::kPoisson;
+  std::optional<double> rate;    // requests per second (open loop); given: open loop
+  std::optional<sim::ArrivalKind> arrivals;
   double cv = 1;
   int64_t num_requests = 1000;
-  std::string prompt_lengths = "fixed:1024";
-  std::string output_lengths = "fixed:256";
-  int64_t users = 0;             // > 0: closed-loop chat users
-  double think_time_s = 5;
-  int64_t turns = 1;
-  std::string followup_lengths = "fixed:64";
+  std::string prompt_lengths;    // length spec; "" = the preset's
+  std::string output_lengths;    // length spec; "" = the preset's
+  std::optional<int64_t> users;  // > 0: closed-loop users; 0: open loop
+  std::optional<double> think_time_s;
+  std::optional<int64_t> turns;
+  std::string followup_lengths;  // length spec; "" = the preset's
+  std::optional<int64_t> shared_prefix_tokens;  // system prompt every conversation starts with
   int64_t requests_per_user = 0;
-  double duration_s = 0;         // 0: until done (closed loop: 300 s)
+  double duration_s = 0;         // 0: until done (closed loop: the preset's 300 s)
   std::optional<sim::ClosedLoopClient> client;  // nullopt: bench with max_concurrency, else users
   int64_t max_concurrency = 0;
   std::optional<int64_t> num_prompts;          // bench client; nullopt: 1000

@@ -31,6 +31,16 @@ namespace kvplan::plan {
 sim::SimulationConfig simulation_config(const Scenario& scenario);
 sim::SimulationConfig simulation_config(const Scenario& scenario, const ResolvedScenario& resolved);
 
+// `kvplan` alone: the default Scenario (Llama-3.1-8B on one H100 SXM, vLLM defaults, the chat
+// workload preset) with an SLO of p90 TTFT <= 2 s and p90 TPOT <= 100 ms, seed 1. Its workload is
+// the one every command, the planner and Python start from: nothing here overrides the preset.
+Scenario default_scenario();
+
+// Whether the engine (and version) caches prompt prefixes when --enable-prefix-caching is not
+// given: vLLM V1, SGLang and TensorRT-LLM do, vLLM V0 and static batching do not (simulate.cpp
+// cites each). A reserving --kv-policy turns the default off (prefix sharing needs paged blocks).
+bool engine_prefix_caching_default(const ServingConfig& serving);
+
 struct SimulationAnswer {
   sim::SimulationConfig config;
   sim::SimulationResult result;

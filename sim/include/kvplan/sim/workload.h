@@ -55,7 +55,10 @@ std::unique_ptr<RequestSource> make_open_loop_source(const OpenLoopSpec& spec);
 // previous conversation (earlier prompts and answers) plus a new message, so context grows and the
 // earlier turns are a reusable prefix (prefix_hashes stay equal for the shared blocks). After a
 // reply, the user thinks for an exponential time of mean think_time_s, then sends the next turn;
-// after the last turn, a new conversation starts (fresh hashes).
+// after the last turn, a new conversation starts (fresh hashes). With shared_prefix_tokens > 0,
+// every first prompt starts with that many tokens of one system prompt, the same for every
+// conversation of every user: its whole blocks have the same hashes everywhere, so a prefix cache
+// can hold it once.
 struct ConversationSpec {
   int32_t num_users = 1;           // > 0
   double think_time_s = 5.0;       // mean, >= 0
@@ -66,6 +69,7 @@ struct ConversationSpec {
   int64_t max_context_tokens = 0;  // 0: no cap; otherwise a conversation restarts before its
                                    // prompt + output would exceed this
   int32_t hash_block_tokens = 16;  // granularity of prefix identity
+  int64_t shared_prefix_tokens = 0;  // >= 0; added before each first prompt drawn from first_prompt
   int64_t requests_per_user = 0;   // 0: unlimited (the engine stops at its end time)
   uint64_t seed = 0;
 };
