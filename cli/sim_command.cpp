@@ -2,11 +2,13 @@
 // atomically and Ctrl-C honoured) or the search (plan::find_capacity), printed as text or JSON.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
+#include "kvplan/plan/deployment.h"
 #include "kvplan/plan/settings.h"
 #include "kvplan/plan/simulate.h"
 #include "kvplan/plan/text.h"
@@ -327,6 +330,45 @@ int run_capacity(const SimRequest& request) {
 
 namespace kvplan::cli {
 
+namespace {
+
+// The default run's last answer: which GPU preset serves the same load cheapest, one GPU per
+// replica (`kvplan plan --target-users N --max-gpus 1`; the answer does not depend on the thread
+// count, so the run uses every core).
+void print_cheapest_gpu(const plan::Scenario& scenario, double users) {
+  plan::DeploymentSearch q;
+  q.base = scenario;
+  q.target_users = users;
+  q.space.max_gpus = 1;
+  q.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto start = std::chrono::steady_clock::now();
+  const plan::DeploymentPlan p = plan::search_deployments(q);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << fmt::format("\nCheapest GPU preset for the same {:g} users, one GPU per replica (kvplan plan):\n", users);
+  if (!p.cheapest) {
+    std::cout << "  no GPU preset with a price serves them under the SLO\n";
+  } else {
+    const plan::DeploymentCandidate& c = p.candidates[*p.cheapest];
+    std::cout << fmt::format("  {} x {} at ${:.2f}/GPU-hour = ${:.2f}/hour (each serves {:g} users; binding {})\n",
+                             c.replicas, c.gpu, c.usd_per_gpu_hour, c.usd_per_hour, c.capacity, c.binding);
+    std::cout << fmt::format("  step times: {}{}\n", c.step_time_source,
+                             c.step_time_kind == "datasheet" ? " — datasheet estimates, unvalidated" : "");
+  }
+  std::cout << fmt::format("  ({} presets tried: {} did not fit, {} pruned by one probe, {} searched; more: kvplan plan "
+                           "--target-users {:g} --max-gpus 8 --explain)\n",
+                           p.candidates.size(),
+                           std::count_if(p.candidates.begin(), p.candidates.end(),
+                                         [](const auto& c) { return c.status == "does_not_fit"; }),
+                           std::count_if(p.candidates.begin(), p.candidates.end(),
+                                         [](const auto& c) { return c.status == "pruned"; }),
+                           std::count_if(p.candidates.begin(), p.candidates.end(),
+                                         [](const auto& c) { return c.status == "searched" || c.status == "no_capacity"; }),
+                           users);
+  std::cerr << fmt::format("(plan: {} simulations in {:.2f} s)\n", p.simulations, wall);
+}
+
+}  // namespace
+
 int run_default_users() {
   const plan::Scenario scenario = plan::default_scenario();
   plan::CapacityRequest options;
@@ -358,6 +400,7 @@ int run_default_users() {
   std::istringstream source_lines(step_source_text(source.summary, source.band));
   for (std::string line; std::getline(source_lines, line);) std::cout << "  " << line << "\n";
   std::cerr << fmt::format("(capacity search: {} simulations in {:.2f} s)\n", s.probes.size(), wall);
+  if (s.best > 0) print_cheapest_gpu(scenario, s.best);
   return 0;
 }
 
