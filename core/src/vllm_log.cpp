@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/limits.h"
 
 namespace kvplan {
 
@@ -293,6 +294,13 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
   if (!log.kv_cache_tokens && log.num_gpu_blocks) {
     // TensorRT-LLM's default page is 64 tokens up to 0.x and 32 in the PyTorch backend; vLLM's 16.
     const int block = log.block_size.value_or(log.engine == "trtllm" ? 64 : 16);
+    // Bounded before multiplying: a log line claiming 3e18 blocks must not overflow into a wrong
+    // token count (found by fuzz_engine_log).
+    if (block <= 0 || *log.num_gpu_blocks < 0 || *log.num_gpu_blocks > kMaxTokens / block) {
+      throw ConfigError(fmt::format("engine log '{}': {} KV blocks of {} tokens is not a KV cache kvplan accepts "
+                                    "(blocks x block size must be at most {} tokens)",
+                                    log.name, *log.num_gpu_blocks, block, kMaxTokens));
+    }
     log.kv_cache_tokens = *log.num_gpu_blocks * block;
   }
   if (!log.max_model_len && log.concurrency_tokens) log.max_model_len = log.concurrency_tokens;

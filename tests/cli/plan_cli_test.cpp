@@ -66,7 +66,7 @@ TEST(PlanCli, BadInputIsExitTwoNamingTheFlag) {
   const Case cases[] = {
       {"plan --users 8 --slo-ttft-ms 500", "exactly one target"},
       {"plan --users 8 --slo-ttft-ms 500 --target-users 10 --target-rate 2", "exactly one target"},
-      {"plan --slo-ttft-ms 500 --target-users 10", "--target-users: the workload is open loop"},
+      {"plan --rate 2 --slo-ttft-ms 500 --target-users 10", "--target-users: the workload is open loop"},
       {"plan --users 8 --slo-ttft-ms 500 --target-users 10 --tp 0", "--tp=0"},
       {"plan --users 8 --slo-ttft-ms 500 --target-users 10 --gpu-price h200", "--gpu-price h200"},
       {"plan --users 8 --slo-ttft-ms 500 --target-users 10 --vary nonsense=1,2", "nonsense"},

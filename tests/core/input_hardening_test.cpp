@@ -109,6 +109,21 @@ TEST(InputHardening, LogNumbersThatDoNotParseAreConfigErrors) {
   EXPECT_NE(msg.find("'1.2.3'"), std::string::npos) << msg;
 }
 
+TEST(InputHardening, HugeBlockCountsInALogAreConfigErrors) {
+  // 3,333,333,333,333,333,333 blocks x 32 tokens overflowed int64 (UBSan; found by fuzz_engine_log,
+  // tests/fuzz/regressions/fuzz_engine_log/trtllm-blocks-times-block-size-overflow.log)
+  const std::string msg = error_of([] {
+    parse_vllm_log("INFO Number of tokens per block: 32.\n"
+                   "[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: 3333333333333333333\n",
+                   "d.log");
+  });
+  EXPECT_NE(msg.find("engine log 'd.log': 3333333333333333333 KV blocks of"), std::string::npos) << msg;
+  // A real count still gives its tokens.
+  const VllmLog log = parse_vllm_log("INFO # GPU blocks: 27815\n", "e.log");
+  ASSERT_TRUE(log.kv_cache_tokens.has_value());
+  EXPECT_EQ(*log.kv_cache_tokens, 27815 * 16);
+}
+
 TEST(InputHardening, VeryLongLogLinesDoNotOverflowTheStack) {
   // std::regex recursed per character; a 50,000-character line overflowed the stack
   const std::string line = "INFO " + std::string(1'000'000, 'a') + " GPU KV cache size: 1000 tokens\n";
