@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -196,12 +197,13 @@ int KvLayout::num_kv_layers() const {
 }
 
 std::pair<int, int> pipeline_stage_layers(int num_layers, int pp, int stage) {
-  std::vector<int> sizes(static_cast<size_t>(pp), num_layers / pp);
-  int remaining = num_layers % pp;
-  for (int i = 2; i < remaining + 2; ++i) sizes[static_cast<size_t>(pp - i)] += 1;
+  // n / pp layers each; the n % pp stages just before the last take one more (vLLM's split).
+  // Arithmetic rather than a vector of sizes: every memory answer calls this several times.
+  const int remaining = num_layers % pp;
+  auto size = [&](int i) { return num_layers / pp + (i >= pp - 1 - remaining && i <= pp - 2 ? 1 : 0); };
   int first = 0;
-  for (int i = 0; i < stage; ++i) first += sizes[static_cast<size_t>(i)];
-  return {first, first + sizes[static_cast<size_t>(stage)]};
+  for (int i = 0; i < stage; ++i) first += size(i);
+  return {first, first + size(stage)};
 }
 
 KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallelism& p, int stage) {
@@ -211,7 +213,9 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
   const int64_t model_bytes = dtype_bits(m.dtype) / 8;
   const int64_t state_bytes = dtype_bits(s.state_dtype) / 8;
 
-  std::map<GroupKey, KvLayerGroup> groups;
+  // (key, group) in order of first appearance; sorted by key at the end. A model has a handful of
+  // groups, so a linear search beats a std::map node per group on every memory answer.
+  std::vector<std::pair<GroupKey, KvLayerGroup>> groups;
   int attention_index = 0;  // position among per-token layers, for cross-layer sharing
   for (int i = 0; i < m.num_layers(); ++i) {
     const LayerSpec& layer = m.layers[static_cast<size_t>(i)];
@@ -219,7 +223,11 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
     bool shared = stores_per_token && (attention_index++ % s.cross_layer_share) != 0;
     if (i < first || i >= last) continue;
     GroupKey key{layer.kind, layer.window_tokens};
-    auto [it, inserted] = groups.try_emplace(key);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) {
+      return !(e.first < key) && !(key < e.first);
+    });
+    const bool inserted = it == groups.end();
+    if (inserted) it = groups.insert(groups.end(), {key, KvLayerGroup{}});
     KvLayerGroup& g = it->second;
     if (shared) {
       g.shared_layers += 1;
@@ -298,7 +306,9 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
       }
     }
   }
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<KvLayerGroup> out;
+  out.reserve(groups.size());
   for (auto& [key, g] : groups) out.push_back(std::move(g));
   return KvLayout(s, std::move(out));
 }

@@ -1,5 +1,8 @@
 #include "kvplan/core/kv_scheme.h"
 
+#include <array>
+#include <cstddef>
+
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
@@ -72,7 +75,12 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
     bad("pipeline-parallel-size", std::to_string(pp),
         fmt::format("must not exceed the model's {} layers", m.num_layers()));
   }
-  bool has_attention = m.count_layers(LayerKind::kFullAttention) + m.count_layers(LayerKind::kSlidingAttention) > 0;
+  // Layers of each kind (kMamba2 is the last LayerKind), counted in one pass: build_kv_layout
+  // validates on every memory answer.
+  std::array<int, static_cast<std::size_t>(LayerKind::kMamba2) + 1> kinds{};
+  for (const LayerSpec& l : m.layers) ++kinds[static_cast<std::size_t>(l.kind)];
+  auto count = [&](LayerKind k) { return kinds[static_cast<std::size_t>(k)]; };
+  bool has_attention = count(LayerKind::kFullAttention) + count(LayerKind::kSlidingAttention) > 0;
   if (has_attention) {
     const AttentionShape& a = m.attention;
     if (a.num_q_heads % tp != 0) {
@@ -93,22 +101,22 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
           fmt::format("must divide head_dim={} of model '{}'", a.head_dim, m.id));
     }
   }
-  if (m.count_layers(LayerKind::kMla) > 0) {
+  if (count(LayerKind::kMla) > 0) {
     if (m.mla.num_heads % tp != 0) {
       bad("tensor-parallel-size", std::to_string(tp),
           fmt::format("must divide num_attention_heads={} of model '{}'", m.mla.num_heads, m.id));
     }
     if (s.low_rank > 0) bad("low-rank", std::to_string(s.low_rank), "does not apply to MLA, whose cache is already a latent");
   }
-  if (m.count_layers(LayerKind::kMamba2) > 0 && m.mamba.num_heads % tp != 0) {
+  if (count(LayerKind::kMamba2) > 0 && m.mamba.num_heads % tp != 0) {
     bad("tensor-parallel-size", std::to_string(tp),
         fmt::format("must divide the {} Mamba-2 heads of model '{}'", m.mamba.num_heads, m.id));
   }
-  if (m.count_layers(LayerKind::kMamba1) > 0 && m.mamba.d_inner % tp != 0) {
+  if (count(LayerKind::kMamba1) > 0 && m.mamba.d_inner % tp != 0) {
     bad("tensor-parallel-size", std::to_string(tp),
         fmt::format("must divide the Mamba d_inner={} of model '{}'", m.mamba.d_inner, m.id));
   }
-  if (m.count_layers(LayerKind::kLinearAttention) > 0 &&
+  if (count(LayerKind::kLinearAttention) > 0 &&
       (m.linear.num_value_heads % tp != 0 || m.linear.num_key_heads % tp != 0)) {
     bad("tensor-parallel-size", std::to_string(tp),
         fmt::format("must divide linear_num_key_heads={} and linear_num_value_heads={} of model '{}'",

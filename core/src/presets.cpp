@@ -28,6 +28,15 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// lower(name) == lowered, without building the lower-case copy: resolve_model and resolve_gpu run
+// it over every preset name on each call (the plan layer resolves a scenario per answer).
+bool lower_equals(std::string_view name, std::string_view lowered) {
+  return name.size() == lowered.size() &&
+         std::equal(name.begin(), name.end(), lowered.begin(), [](unsigned char c, unsigned char l) {
+           return static_cast<unsigned char>(std::tolower(c)) == l;
+         });
+}
+
 bool ends_with_json(const std::string& lowered) {
   return lowered.size() > 5 && lowered.compare(lowered.size() - 5, 5, ".json") == 0;
 }
@@ -151,18 +160,18 @@ const std::vector<GpuSpec>& gpu_presets() {
 ModelConfig resolve_model(std::string_view text, const ModelParseOptions& options) {
   const std::string key = lower(text);
   for (const ModelConfig& m : model_presets()) {
-    if (lower(m.id) == key) return m;
+    if (lower_equals(m.id, key)) return m;
   }
   const bool has_slash = key.find('/') != std::string::npos;
   if ((has_slash || ends_with_json(key)) && is_file(text)) return load_model_config_file(std::string(text), options);
   if (has_slash) {
     for (const ModelConfig& m : model_presets()) {
       for (const std::string& r : m.hf_repos) {
-        if (lower(r) == key) return m;
+        if (lower_equals(r, key)) return m;
       }
     }
     for (const ModelConfig& m : model_presets()) {
-      if (lower(hf_repo_from_url(m.source)) == key) return m;
+      if (lower_equals(hf_repo_from_url(m.source), key)) return m;
     }
   }
 
@@ -192,12 +201,12 @@ ModelConfig resolve_model(std::string_view text, const ModelParseOptions& option
 GpuSpec resolve_gpu(std::string_view text) {
   const std::string key = lower(text);
   for (const GpuSpec& g : gpu_presets()) {
-    if (lower(g.id) == key) return g;
+    if (lower_equals(g.id, key)) return g;
     for (const std::string& a : g.aliases) {
-      if (lower(a) == key) return g;
+      if (lower_equals(a, key)) return g;
     }
     for (const std::string& d : g.device_names) {
-      if (lower(d) == key) return g;
+      if (lower_equals(d, key)) return g;
     }
   }
   if (key.find('/') != std::string::npos || ends_with_json(key)) {

@@ -51,16 +51,14 @@ struct LayerKey {
 class Builder {
  public:
   Builder(const ModelConfig& m, const KvLayout& layout, const Parallelism& p, const StepShape& s,
-          const StepOpsOptions& o)
+          const StepOpsOptions& o, StepOps& out)
       : m_(m), layout_(layout), tp_(p.tensor_parallel), ep_(p.expert_parallel_size()), dp_(p.data_parallel), s_(s),
-        o_(o) {
+        o_(o), out_(out) {
     T_ = static_cast<double>(s.new_tokens());
     Tp_ = static_cast<double>(s.prefill_tokens);
     Td_ = static_cast<double>(s.decode_tokens());
     h_ = m.hidden_size;
   }
-
-  StepOps& out() { return out_; }
 
   StepOp& add(const char* name, OpClass c, double flops, double bytes, int kernels = 1,
               Stream stream = Stream::kCompute) {
@@ -434,7 +432,7 @@ class Builder {
   int dp_;
   const StepShape& s_;
   const StepOpsOptions& o_;
-  StepOps out_;
+  StepOps& out_;
 };
 
 int group_index(const KvLayout& layout, const LayerSpec& l) {
@@ -558,16 +556,18 @@ std::string StepOps::display_name(const StepOp& op, const KvLayout& layout) cons
 
 StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
                        const StepShape& shape, const StepOpsOptions& options) {
-  Builder b(model, layout, parallel, shape, options);
-  StepOps& out = b.out();
-  const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
-                                                   options.pipeline_stage);
-  const int64_t h = model.hidden_size;
-  const double T = b.T_;
+  StepOps out;
+  StepOpsBuilder(model, layout, parallel, options).build(shape, out);
+  return out;
+}
 
+StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
+                               StepOpsOptions options)
+    : model_(&model), layout_(&layout), parallel_(parallel), options_(std::move(options)) {
+  const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
+                                                   options_.pipeline_stage);
   // Layer types: consecutive or not, layers with the same key share one op list.
   std::vector<LayerKey> keys;
-  std::vector<int> type_groups;
   int attention_index = 0;  // cross-layer sharing counts per-token layers over the whole model
   const int share = std::max(1, layout.scheme().cross_layer_share);
   for (int i = 0; i < model.num_layers(); ++i) {
@@ -575,23 +575,41 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
     const bool shared = holds_kv_per_token(l.kind) && (attention_index++ % share) != 0;
     if (i < first || i >= last) continue;
     const bool windowed = l.kind == LayerKind::kSlidingAttention || l.kind == LayerKind::kChunkedAttention;
-    const uint8_t mask = options.quant_mask.empty() ? (options.weights.quant.quantized() ? kQuantAll : uint8_t{0})
-                                                    : options.quant_mask[static_cast<size_t>(i)];
+    const uint8_t mask = options_.quant_mask.empty() ? (options_.weights.quant.quantized() ? kQuantAll : uint8_t{0})
+                                                     : options_.quant_mask[static_cast<size_t>(i)];
     LayerKey key{l.kind, windowed ? l.window_tokens : 0, shared, l.mlp, mask};
     auto it = std::find(keys.begin(), keys.end(), key);
     int type = static_cast<int>(it - keys.begin());
     if (it == keys.end()) {
       keys.push_back(key);
-      type_groups.push_back(group_index(layout, l));
       StepLayerType t;
       t.holds_kv = holds_kv_per_token(l.kind);
-      t.group = type_groups.back();
-      out.types.push_back(t);
+      t.group = group_index(layout, l);
+      types_.push_back(t);
+      // The first layer of each type supplies the shapes (all layers of a type are identical by
+      // construction).
+      sources_.push_back(TypeSource{i, shared, mask});
     }
-    out.types[static_cast<size_t>(type)].count += 1;
-    out.layer_types.push_back(type);
-    if (holds_kv_per_token(l.kind)) out.num_kv_layers += 1;
+    types_[static_cast<size_t>(type)].count += 1;
+    layer_types_.push_back(type);
+    if (holds_kv_per_token(l.kind)) num_kv_layers_ += 1;
   }
+}
+
+void StepOpsBuilder::build(const StepShape& shape, StepOps& out) const {
+  const ModelConfig& model = *model_;
+  const Parallelism& parallel = parallel_;
+  const StepOpsOptions& options = options_;
+  // Copy-assignment keeps the vectors' storage: no allocation once `out` has held a step.
+  out.ops.clear();
+  out.types = types_;
+  out.layer_types = layer_types_;
+  out.prologue_end = out.epilogue_begin = out.epilogue_end = 0;
+  out.swap_in_op = out.swap_out_op = -1;
+  out.num_kv_layers = num_kv_layers_;
+  Builder b(model, *layout_, parallel, shape, options, out);
+  const int64_t h = model.hidden_size;
+  const double T = b.T_;
 
   // Prologue: embedding gather (first stage).
   if (options.pipeline_stage == 0 && T > 0) {
@@ -599,20 +617,13 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
   }
   out.prologue_end = static_cast<int>(out.ops.size());
 
-  // One op list per layer type, in the order types first appear. The first layer of each type
-  // supplies the shapes (all layers of a type are identical by construction).
+  // One op list per layer type, in the order types first appear.
   for (size_t t = 0; t < out.types.size(); ++t) {
     StepLayerType& type = out.types[t];
     type.first_op = static_cast<int>(out.ops.size());
-    int first_layer = first;
-    for (size_t i = 0; i < out.layer_types.size(); ++i) {
-      if (out.layer_types[i] == static_cast<int>(t)) {
-        first_layer = first + static_cast<int>(i);
-        break;
-      }
-    }
-    b.layer(model.layers[static_cast<size_t>(first_layer)], keys[t].shared, type.group, static_cast<int>(t),
-            type.count, keys[t].quant_mask);
+    const TypeSource& src = sources_[t];
+    b.layer(model.layers[static_cast<size_t>(src.first_layer)], src.shared, type.group, static_cast<int>(t),
+            type.count, src.quant_mask);
     out.types[t].end_op = static_cast<int>(out.ops.size());
   }
 
@@ -651,7 +662,6 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
     out.swap_out_op = static_cast<int>(out.ops.size());
     b.add("swap_out", OpClass::kCopyD2H, 0, static_cast<double>(shape.swap_out_bytes), 1, Stream::kCopy);
   }
-  return std::move(b.out());
 }
 
 }  // namespace kvplan

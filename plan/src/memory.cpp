@@ -27,17 +27,41 @@ std::string bytes_text(double v) {
   return fmt::format("{:.2f}", v);
 }
 
-}  // namespace
+// The answer's figures for a scenario; the two answer_memory() overloads differ only in whether
+// the scenario is copied into the answer or, resolved for this answer alone, moved (a model and a
+// GPU with their strings and layer lists).
+struct Figures {
+  MemoryPlan plan;
+  KvLayout layout;
+  ParamCount params;
+  double kv_bytes_per_token = 0;
+};
 
-MemoryAnswer answer_memory(const Scenario& scenario) { return answer_memory(resolve(scenario)); }
-
-MemoryAnswer answer_memory(const ResolvedScenario& s) {
+Figures figures(const ResolvedScenario& s) {
   MemoryPlan plan = plan_memory(s.model, s.gpu, s.scheme, s.parallel, s.serving);
   // The cache as the engine stores it (SGLang's 1-token pages, vLLM < 0.7.1's per-head MLA cache).
   KvLayout layout = build_kv_layout(s.model, plan.kv_scheme, s.parallel, plan.pipeline_stage);
-  MemoryAnswer a{s, std::move(plan), std::move(layout), count_parameters(s.model), kv_bytes_per_token(s.model, s.scheme),
-                 std::nullopt};
-  if (s.fit_lengths) a.fit = fit_distribution(a.plan, a.layout, *s.fit_lengths);
+  return {std::move(plan), std::move(layout), count_parameters(s.model), kv_bytes_per_token(s.model, s.scheme)};
+}
+
+void add_fit(MemoryAnswer& a) {
+  if (a.scenario.fit_lengths) a.fit = fit_distribution(a.plan, a.layout, *a.scenario.fit_lengths);
+}
+
+}  // namespace
+
+MemoryAnswer answer_memory(const Scenario& scenario) {
+  ResolvedScenario s = resolve(scenario);
+  Figures f = figures(s);
+  MemoryAnswer a{std::move(s), std::move(f.plan), std::move(f.layout), f.params, f.kv_bytes_per_token, std::nullopt};
+  add_fit(a);
+  return a;
+}
+
+MemoryAnswer answer_memory(const ResolvedScenario& s) {
+  Figures f = figures(s);
+  MemoryAnswer a{s, std::move(f.plan), std::move(f.layout), f.params, f.kv_bytes_per_token, std::nullopt};
+  add_fit(a);
   return a;
 }
 

@@ -49,62 +49,100 @@ int64_t quantize(int64_t x) {
 
 using Key = std::array<int64_t, kKeyWords>;
 
-uint64_t hash_key(const Key& k) {
+// Hashes the key's first `words` words (the rest are always zero for a given model).
+uint64_t hash_key(const Key& k, std::size_t words) {
   uint64_t h = 0x9E3779B97F4A7C15ull;
-  for (int64_t w : k) {
-    h ^= static_cast<uint64_t>(w) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  for (std::size_t i = 0; i < words; ++i) {
+    h ^= static_cast<uint64_t>(k[i]) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
     h *= 0xBF58476D1CE4E5B9ull;
   }
   return h ^ (h >> 31);
 }
 
-// Open addressing, linear probing, power-of-two capacity; keys compared by value only.
+// Open addressing, linear probing, power-of-two capacity; keys compared by value only. Only the
+// set of keys held decides what a lookup returns, never the capacity or the hash, so the layout
+// is free. Slots live in one flat array of `3 + key_words` words each (used, hash, value, key):
+// a model's key is 12 words when it has one KV group, and a probe then touches one ~120-byte slot
+// instead of a 280-byte one, in a table of at most 64Ki slots. Starting over clears the slots but
+// keeps their storage, so a long run grows the table once instead of once per start.
 class MemoTable {
  public:
-  MemoTable() { rehash(1024); }
+  explicit MemoTable(std::size_t key_words) : key_words_(key_words), stride_(3 + key_words) { grow(1024); }
 
   const TimeNs* find(const Key& k, uint64_t h) const {
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.hash == h && s.key == k) return &s.value;
+      const int64_t* s = slot(i);
+      if (s[0] == 0) return nullptr;
+      if (static_cast<uint64_t>(s[1]) == h && std::equal(k.begin(), k.begin() + key_words_, s + 3)) return s + 2;
     }
   }
   void insert(const Key& k, uint64_t h, TimeNs v) {
-    if (size_ >= kMaxMemoEntries) rehash(1024);
-    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
+    if (size_ >= kMaxMemoEntries) {  // start over: drop everything
+      std::fill(words_.begin(), words_.end(), 0);
+      size_ = 0;
+    }
+    if ((size_ + 1) * 2 > capacity()) grow(capacity() * 2);
+    put(k.data(), h, v);
+  }
+
+ private:
+  std::size_t capacity() const { return mask_ + 1; }
+  int64_t* slot(std::size_t i) { return words_.data() + i * stride_; }
+  const int64_t* slot(std::size_t i) const { return words_.data() + i * stride_; }
+
+  void put(const int64_t* key, uint64_t h, TimeNs v) {
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (!s.used) {
-        s = Slot{k, h, v, true};
+      int64_t* s = slot(i);
+      if (s[0] == 0) {
+        s[0] = 1;
+        s[1] = static_cast<int64_t>(h);
+        s[2] = v;
+        std::copy(key, key + key_words_, s + 3);
         ++size_;
         return;
       }
     }
   }
-
- private:
-  struct Slot {
-    Key key{};
-    uint64_t hash = 0;
-    TimeNs value = 0;
-    bool used = false;
-  };
-  void rehash(std::size_t capacity) {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(capacity, Slot{});
+  void grow(std::size_t capacity) {
+    std::vector<int64_t> old(capacity * stride_, 0);
+    old.swap(words_);
+    const std::size_t old_capacity = old.size() / stride_;
     mask_ = capacity - 1;
     size_ = 0;
-    if (old.size() >= kMaxMemoEntries * 2) return;  // starting over: drop everything
-    for (const Slot& s : old) {
-      if (s.used) insert(s.key, s.hash, s.value);
+    for (std::size_t i = 0; i < old_capacity; ++i) {
+      const int64_t* s = old.data() + i * stride_;
+      if (s[0] != 0) put(s + 3, static_cast<uint64_t>(s[1]), s[2]);
     }
   }
-  std::vector<Slot> slots_;
+
+  std::size_t key_words_;
+  std::size_t stride_;
+  std::vector<int64_t> words_;  // [capacity][stride_]
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };
+
+StepOpsOptions step_ops_options(const ModelConfig& m, const GpuSpec& g, const CostOptions& o) {
+  StepOpsOptions ops;
+  // Pipeline parallelism: the step is costed as stage 0 (n/pp layers, vLLM's split) plus the LM
+  // head and sampling, i.e. the per-stage time that paces a full pipeline.
+  ops.pipeline_stage = 0;
+  ops.force_head = true;
+  ops.weights = o.weights;
+  ops.gemm_dtype = gemm_compute_dtype(o.weights.quant, g.peak_flops_fp8 > 0, g.peak_flops_int8 > 0,
+                                      g.peak_flops(DType::kFp4E2M1) > g.peak_flops_fp8);
+  ops.quant_mask = quantized_module_mask(m, o.weights);
+  return ops;
+}
+
+// The layout's groups that hold KV per token: their aggregates go into the memo key.
+std::vector<std::size_t> per_token_groups(const KvLayout& layout) {
+  std::vector<std::size_t> out;
+  for (std::size_t g = 0; g < layout.groups().size(); ++g) {
+    if (holds_kv_per_token(layout.groups()[g].kind)) out.push_back(g);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -112,18 +150,8 @@ struct StepCostModel::Impl {
   Impl(const ModelConfig& m, const GpuSpec& g, const KvScheme& s, const Parallelism& p, const PerfProfile& pr,
        CostOptions o)
       : model(m), gpu(g), parallel(p), profile(pr), options(o), layout(build_kv_layout(m, s, p, 0)),
-        builder(layout) {
-    // Pipeline parallelism: the step is costed as stage 0 (n/pp layers, vLLM's split) plus the LM
-    // head and sampling, i.e. the per-stage time that paces a full pipeline.
-    ops_options.pipeline_stage = 0;
-    ops_options.force_head = true;
-    ops_options.weights = o.weights;
-    ops_options.gemm_dtype = gemm_compute_dtype(o.weights.quant, g.peak_flops_fp8 > 0, g.peak_flops_int8 > 0,
-                                                g.peak_flops(DType::kFp4E2M1) > g.peak_flops_fp8);
-    ops_options.quant_mask = quantized_module_mask(m, o.weights);
-    for (std::size_t g2 = 0; g2 < layout.groups().size(); ++g2) {
-      if (holds_kv_per_token(layout.groups()[g2].kind)) key_groups.push_back(g2);
-    }
+        builder(layout), ops_options(step_ops_options(m, g, o)), ops_builder(model, layout, parallel, ops_options),
+        key_groups(per_token_groups(layout)), memo(7 + 5 * std::min(key_groups.size(), kMaxKeyGroups)) {
     memo_enabled = options.memoise && key_groups.size() <= kMaxKeyGroups;
     op_ns.reserve(128);
   }
@@ -136,11 +164,15 @@ struct StepCostModel::Impl {
   KvLayout layout;
   StepShapeBuilder builder;  // points at `layout`; Impl lives on the heap, so it never moves
   StepOpsOptions ops_options;
+  StepOpsBuilder ops_builder;  // points at `model` and `layout`, like `builder`
   std::vector<std::size_t> key_groups;
   bool memo_enabled = true;
   MemoTable memo;
   int64_t hits = 0;
   int64_t misses = 0;
+  // The last costed step's operators and their times; held here so that every memo miss reuses
+  // their storage instead of allocating it.
+  StepOps ops;
   std::vector<double> op_ns;
 
   // Aggregates the work into builder.shape(), rounding the large aggregates (see top of file).
@@ -163,6 +195,8 @@ struct StepCostModel::Impl {
     s.swap_out_bytes = quantize(std::max<int64_t>(0, w.swap_out_bytes));
     return s;
   }
+
+  std::size_t key_words() const { return 7 + 5 * key_groups.size(); }
 
   Key key_of(const StepShape& s) const {
     Key k{};
@@ -207,6 +241,18 @@ struct StepCostModel::Impl {
     return custom_all_reduce_ns(*options.custom_all_reduce, gpu, payload, static_cast<int>(op.shape.v[1]));
   }
 
+  // What the simulator uses: the kernel time plus launch overhead, or the custom all-reduce when it
+  // is faster (then *custom_ns is set to it). Kept apart from op_time_parts, whose explain-only
+  // parts would evaluate the roofline and the shape grid a second time on every memo miss.
+  double op_total_ns(const OpClassProfile& c, const StepOp& op, double launch_ns, double* custom_ns = nullptr) const {
+    const double total = op_kernel_ns(c, gpu, op) + launch_ns;
+    if (const double custom = custom_all_reduce_op_ns(op); custom >= 0 && custom + launch_ns < total) {
+      if (custom_ns != nullptr) *custom_ns = custom;
+      return custom + launch_ns;
+    }
+    return total;
+  }
+
   OpTimeParts op_time_parts(const StepOp& op, bool launch) const {
     const OpClassProfile& c = profile.at(op.op_class);
     OpTimeParts p;
@@ -218,15 +264,14 @@ struct StepCostModel::Impl {
     p.grid_factor = op_grid_factor(c, op);
     p.floor_ns = op.kernels * c.floor_ns;
     p.launch_ns = launch ? op.kernels * c.launch_overhead_ns : 0.0;
-    p.total_ns = op_kernel_ns(c, gpu, op) + p.launch_ns;
-    if (const double custom = custom_all_reduce_op_ns(op); custom >= 0 && custom + p.launch_ns < p.total_ns) {
-      p.custom_ns = custom;
-      p.total_ns = custom + p.launch_ns;
-    }
+    p.total_ns = op_total_ns(c, op, p.launch_ns, &p.custom_ns);
     return p;
   }
 
-  double op_time_ns(const StepOp& op, bool launch) const { return op_time_parts(op, launch).total_ns; }
+  double op_time_ns(const StepOp& op, bool launch) const {
+    const OpClassProfile& c = profile.at(op.op_class);
+    return op_total_ns(c, op, launch ? op.kernels * c.launch_overhead_ns : 0.0);
+  }
 
   // Launch overhead applies unless the step is decode-only and replayed as a CUDA graph; copies
   // are issued outside the graph and always pay it.
@@ -235,15 +280,12 @@ struct StepCostModel::Impl {
     return !(options.cuda_graphs && s.prefill_tokens == 0);
   }
 
-  StepOps ops_for(const StepShape& s) const { return build_step_ops(model, layout, parallel, s, ops_options); }
-
-  double cost(const StepShape& s, bool collapse, StepOps* keep = nullptr) {
-    StepOps ops = ops_for(s);
+  // Costs the step; leaves its operators in `ops` and their times in `op_ns` (for explain()).
+  double cost(const StepShape& s, bool collapse) {
+    ops_builder.build(s, ops);
     op_ns.resize(ops.ops.size());
     for (std::size_t i = 0; i < ops.ops.size(); ++i) op_ns[i] = op_time_ns(ops.ops[i], launches(s, ops.ops[i]));
-    const double t = internal::step_critical_path_ns(ops, op_ns, collapse);
-    if (keep != nullptr) *keep = std::move(ops);
-    return t;
+    return internal::step_critical_path_ns(ops, op_ns, collapse);
   }
 };
 
@@ -263,7 +305,7 @@ TimeNs StepCostModel::step_ns(const StepWork& work) {
     return static_cast<TimeNs>(std::llround(m.cost(s, true)));
   }
   const Key k = m.key_of(s);
-  const uint64_t h = hash_key(k);
+  const uint64_t h = hash_key(k, m.key_words());
   if (const TimeNs* hit = m.memo.find(k, h)) {
     ++m.hits;
     return *hit;
@@ -286,8 +328,8 @@ StepBreakdown StepCostModel::explain(const StepWork& work) const {
   StepBreakdown out;
   const StepShape& s = m.aggregate(work);
   if (s.new_tokens() == 0 && s.swap_in_bytes == 0 && s.swap_out_bytes == 0) return out;
-  StepOps ops;
-  out.total_ns = static_cast<TimeNs>(std::llround(m.cost(s, true, &ops)));
+  out.total_ns = static_cast<TimeNs>(std::llround(m.cost(s, true)));
+  const StepOps& ops = m.ops;
   // Sum each operator over the layers that run it, keyed by display name, in first-seen order
   // (prologue, then layer types in the order they first appear, epilogue, copies).
   std::map<std::string, std::size_t> index;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/presets.h"
@@ -301,6 +302,51 @@ TEST(StepOpsNames, DisplayNamesCarryTheGroup) {
   }
   EXPECT_TRUE(sliding);
   EXPECT_EQ(ops.display_name(op(ops, "qkv_proj"), f.layout), "qkv_proj");
+}
+
+// Every field of an operator and of a layer type, for exact comparison (the same arithmetic must
+// give the same bits).
+auto fields(const StepOp& o) {
+  return std::tuple(std::string(o.name), o.op_class, o.stream, o.dtype, o.flops, o.bytes, o.critical_bytes,
+                    o.critical_ctas, o.shape.v, o.shape.dims, o.grid_dtype, o.kernels, o.layer_type, o.group, o.repeat,
+                    o.tp_all_reduce);
+}
+auto fields(const StepLayerType& t) {
+  return std::tuple(t.first_op, t.end_op, t.attention_op, t.count, t.holds_kv, t.group);
+}
+
+void expect_same_ops(const StepOps& a, const StepOps& b, const std::string& what) {
+  ASSERT_EQ(a.ops.size(), b.ops.size()) << what;
+  for (std::size_t i = 0; i < a.ops.size(); ++i) EXPECT_EQ(fields(a.ops[i]), fields(b.ops[i])) << what << " op " << i;
+  ASSERT_EQ(a.types.size(), b.types.size()) << what;
+  for (std::size_t t = 0; t < a.types.size(); ++t) {
+    EXPECT_EQ(fields(a.types[t]), fields(b.types[t])) << what << " type " << t;
+  }
+  EXPECT_EQ(a.layer_types, b.layer_types) << what;
+  EXPECT_EQ(std::tuple(a.prologue_end, a.epilogue_begin, a.epilogue_end, a.swap_in_op, a.swap_out_op, a.num_kv_layers),
+            std::tuple(b.prologue_end, b.epilogue_begin, b.epilogue_end, b.swap_in_op, b.swap_out_op, b.num_kv_layers))
+      << what;
+}
+
+// One StepOpsBuilder serves many steps, writing into the same list each time: every list equals a
+// fresh build_step_ops, whatever the previous step held (decode, prefill, copies, nothing).
+TEST(StepOpsBuilder, ReusedBuilderAndListMatchFreshBuilds) {
+  for (const char* id : {"llama-3.1-8b", "gemma-2-9b", "deepseek-v3", "jamba-v0.1"}) {
+    Fixture f(id);
+    StepOpsOptions o;
+    o.force_head = true;
+    const StepOpsBuilder builder(f.model, f.layout, f.parallel, o);
+    StepOps out;
+    for (int step = 0; step < 6; ++step) {
+      f.builder.reset();
+      if (step % 2 == 0) f.builder.add_decode(100 + 37 * step);
+      if (step % 3 != 2) f.builder.add_prefill(50 * step, 1 + 200 * step, true);
+      if (step == 4) f.builder.shape().swap_in_bytes = int64_t{1} << 20;
+      if (step == 5) f.builder.shape().swap_out_bytes = 4096;
+      builder.build(f.builder.shape(), out);
+      expect_same_ops(out, f.build(o), std::string(id) + " step " + std::to_string(step));
+    }
+  }
 }
 
 }  // namespace

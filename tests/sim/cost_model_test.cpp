@@ -295,6 +295,31 @@ TEST(CostModelCopies, SwapInOverlapsComputeUntilItDominates) {
   EXPECT_EQ(m.step_ns(work(ctx, {}, 0, 1 << 20)), static_cast<TimeNs>(compute));
 }
 
+// The memo holds at most 2^15 entries and then starts over. Steps costed before, across and after
+// the restart keep their values (those of the unmemoised model), and only entries inserted since
+// the restart hit.
+TEST(CostModelMemo, StartingOverKeepsValues) {
+  Bench s("llama-3.1-8b");
+  StepCostModel m = s.make();
+  StepCostModel off = s.make(options(true, false));
+  // 33,000 distinct prefill lengths: 33,000 misses (the prefill token count is exact in the key).
+  std::vector<TimeNs> first;
+  for (int64_t n = 1; n <= 33000; ++n) {
+    const PrefillChunk c{.context_tokens = 0, .new_tokens = n};
+    first.push_back(m.step_ns(prefill_work(c)));
+  }
+  EXPECT_EQ(m.memo_misses(), 33000);
+  EXPECT_EQ(m.memo_hits(), 0);
+  // The 32,769th miss started the table over: it holds lengths 32,769 to 33,000.
+  for (int64_t n : {1, 2, 1000, 32768, 32769, 33000}) {
+    const PrefillChunk c{.context_tokens = 0, .new_tokens = n};
+    EXPECT_EQ(m.step_ns(prefill_work(c)), first[static_cast<std::size_t>(n - 1)]) << n;
+    EXPECT_EQ(off.step_ns(prefill_work(c)), first[static_cast<std::size_t>(n - 1)]) << n;
+  }
+  EXPECT_EQ(m.memo_hits(), 2);  // 32,769 and 33,000
+  EXPECT_EQ(m.memo_misses(), 33004);
+}
+
 TEST(CostModelDag, CollapsedDagEqualsFullDag) {
   std::mt19937_64 rng(7);
   for (const char* id : {"llama-3.1-8b", "gemma-2-9b", "deepseek-v3", "jamba-v0.1", "qwen3-next-80b-a3b"}) {

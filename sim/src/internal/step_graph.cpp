@@ -82,10 +82,49 @@ class DagBuilder {
   bool open_ = false;
 };
 
+// Sum of a type's ops: before its attention op, and from it (the collapsed DAG's two parts).
+void type_sums(const StepOps& ops, const std::vector<double>& op_ns, std::vector<double>& pre,
+               std::vector<double>& post) {
+  pre.assign(ops.types.size(), 0.0);
+  post.assign(ops.types.size(), 0.0);
+  for (std::size_t t = 0; t < ops.types.size(); ++t) {
+    const StepLayerType& type = ops.types[t];
+    const int cut = type.attention_op >= 0 ? type.attention_op : type.end_op;
+    for (int i = type.first_op; i < type.end_op; ++i) (i < cut ? pre[t] : post[t]) += op_ns[static_cast<size_t>(i)];
+  }
+}
+
+// The collapsed DAG of a step without offload copies is source -> one node -> sink: the node's
+// weight is summed here in the same order as DagBuilder::chain() sums it, and longest_path() of
+// that graph is max(0, weight), so the result is the same to the bit without building the graph
+// (most memo misses of a simulation land here, and the graph's allocations cost more than the
+// arithmetic).
+double single_chain_ns(const StepOps& ops, const std::vector<double>& op_ns) {
+  bool open = false;
+  double w = 0;
+  auto chain = [&](double x) {
+    if (open) {
+      w += x;
+    } else {
+      w = x;
+      open = true;
+    }
+  };
+  for (int i = 0; i < ops.prologue_end; ++i) chain(op_ns[static_cast<size_t>(i)]);
+  std::vector<double> pre, post;
+  type_sums(ops, op_ns, pre, post);
+  for (int type_index : ops.layer_types) {
+    chain(pre[static_cast<std::size_t>(type_index)] + post[static_cast<std::size_t>(type_index)]);
+  }
+  for (int i = ops.epilogue_begin; i < ops.epilogue_end; ++i) chain(op_ns[static_cast<size_t>(i)]);
+  return open ? std::max(0.0, w) : 0.0;
+}
+
 }  // namespace
 
 double step_critical_path_ns(const StepOps& ops, const std::vector<double>& op_ns, bool collapse) {
   assert(op_ns.size() == ops.ops.size());
+  if (collapse && ops.swap_in_op < 0 && ops.swap_out_op < 0) return single_chain_ns(ops, op_ns);
   const bool swap_in = ops.swap_in_op >= 0;
   DagBuilder dag(collapse ? 8 + (swap_in ? 3 * ops.layer_types.size() : 0)
                           : ops.ops.size() * 2 + ops.layer_types.size() * 16);
@@ -93,12 +132,8 @@ double step_critical_path_ns(const StepOps& ops, const std::vector<double>& op_n
   for (int i = 0; i < ops.prologue_end; ++i) dag.chain(op_ns[static_cast<size_t>(i)], collapse);
 
   // Per layer-type sums, for collapsed layers: before and from the attention op.
-  std::vector<double> pre(ops.types.size(), 0.0), post(ops.types.size(), 0.0);
-  for (std::size_t t = 0; t < ops.types.size(); ++t) {
-    const StepLayerType& type = ops.types[t];
-    const int cut = type.attention_op >= 0 ? type.attention_op : type.end_op;
-    for (int i = type.first_op; i < type.end_op; ++i) (i < cut ? pre[t] : post[t]) += op_ns[static_cast<size_t>(i)];
-  }
+  std::vector<double> pre, post;
+  type_sums(ops, op_ns, pre, post);
 
   const double copy_ns = swap_in ? op_ns[static_cast<size_t>(ops.swap_in_op)] : 0.0;
   Vertex copy_tail = dag.source();

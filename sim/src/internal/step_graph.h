@@ -12,6 +12,7 @@
 // The step time is the longest path. With collapse=true every maximal run of chain ops that no
 // copy edge enters is one node (weight = sum), which gives the same longest path: a chain segment
 // with no incoming side edges starts when its first op can start and is never delayed inside.
+// Without offload copies the collapsed DAG is a single node, and its weight is summed directly.
 #pragma once
 
 #include <vector>
