@@ -71,6 +71,10 @@ class PrefixTree {
     int32_t parent = kNoNode;
     int32_t num_children = 0;
     int32_t referenced_blocks = 0;  // blocks of this node with a live sequence holding them
+    // One child kept out of children_ (the one added while this slot was empty): most nodes are
+    // links of an unbranched chain (one request's prompt), so the lookup, insert and eviction of
+    // such a link never touch the hash table. Other children are in children_.
+    int32_t first_child = kNoNode;
     uint64_t last_access = 0;
     bool in_use = false;
   };
@@ -82,7 +86,7 @@ class PrefixTree {
   std::vector<Node> nodes_;           // [0] is the root (holds no blocks)
   std::vector<int32_t> node_blocks_;  // [num node slots, blocks_per_node]
   std::vector<int32_t> free_nodes_;   // LIFO of unused node slots
-  EdgeTable children_;  // (parent, hash) -> node
+  EdgeTable children_;  // (parent, hash) -> node, for children other than their parent's first_child
   LruQueue evictable_;  // evictable leaves by (last_access, node)
   int64_t unreferenced_nodes_ = 0;
 };
