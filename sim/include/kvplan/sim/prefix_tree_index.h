@@ -90,7 +90,8 @@ class LruQueue {
   };
   struct IdState {
     uint64_t last_access = 0;
-    uint32_t version = 0;  // bumped by every insert; entries of older versions are stale
+    uint32_t version = 0;  // bumped by every insert; entries of older versions are stale (a wrap
+                           // needs 2^32 re-listings of one id while its oldest entry waits)
     bool listed = false;
   };
   // Heap order: the least (last_access, id) at heap_[0].
