@@ -443,8 +443,9 @@ void PagedKvManager::insert_prefix(const Seq& seq) {
   const int64_t n = std::min<int64_t>(static_cast<int64_t>(seq.hashes.size()),
                                       std::min(seq.tokens, seq.prefix_valid_tokens) / seq.hash_block_tokens);
   int32_t node = PrefixTree::kRoot;
+  bool below_new_node = false;  // a node this walk created has no children: nothing to look up
   for (int64_t i = 0; i < n; ++i) {
-    int32_t child = tree_->find_child(node, seq.hashes[static_cast<size_t>(i)]);
+    int32_t child = below_new_node ? PrefixTree::kNoNode : tree_->find_child(node, seq.hashes[static_cast<size_t>(i)]);
     if (child != PrefixTree::kNoNode) {
       tree_->touch(child, clock_);  // same content already cached: this sequence's copy is freed
       node = child;
@@ -473,6 +474,7 @@ void PagedKvManager::insert_prefix(const Seq& seq) {
       pools_[k / static_cast<size_t>(blocks_per_hash)].blocks[static_cast<size_t>(scratch_[k])].node = created;
     }
     node = created;
+    below_new_node = true;
   }
 }
 

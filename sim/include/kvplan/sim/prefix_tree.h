@@ -18,11 +18,10 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <span>
-#include <unordered_map>
-#include <utility>
 #include <vector>
+
+#include "kvplan/sim/prefix_tree_index.h"
 
 namespace kvplan::sim {
 
@@ -72,13 +71,12 @@ class PrefixTree {
     int32_t parent = kNoNode;
     int32_t num_children = 0;
     int32_t referenced_blocks = 0;  // blocks of this node with a live sequence holding them
+    // One child kept out of children_ (the one added while this slot was empty): most nodes are
+    // links of an unbranched chain (one request's prompt), so the lookup, insert and eviction of
+    // such a link never touch the hash table. Other children are in children_.
+    int32_t first_child = kNoNode;
     uint64_t last_access = 0;
     bool in_use = false;
-  };
-  struct EdgeHash {
-    size_t operator()(const std::pair<int32_t, uint64_t>& e) const {
-      return static_cast<size_t>(e.second * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(e.first));
-    }
   };
   bool evictable(const Node& node) const { return node.num_children == 0 && node.referenced_blocks == 0; }
   void set_evictable_entry(int32_t id, bool present);
@@ -88,8 +86,8 @@ class PrefixTree {
   std::vector<Node> nodes_;           // [0] is the root (holds no blocks)
   std::vector<int32_t> node_blocks_;  // [num node slots, blocks_per_node]
   std::vector<int32_t> free_nodes_;   // LIFO of unused node slots
-  std::unordered_map<std::pair<int32_t, uint64_t>, int32_t, EdgeHash> children_;  // (parent, hash) -> node
-  std::set<std::pair<uint64_t, int32_t>> evictable_;  // (last_access, node) of evictable leaves
+  EdgeTable children_;  // (parent, hash) -> node, for children other than their parent's first_child
+  LruQueue evictable_;  // evictable leaves by (last_access, node)
   int64_t unreferenced_nodes_ = 0;
 };
 
