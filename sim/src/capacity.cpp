@@ -113,6 +113,14 @@ CapacityProbe users_probe(const SimulationConfig& config, double users) {
   return CapacityProbe{users, r.summary.meets_slo, r.summary};
 }
 
+// Every probe of one search prices its steps with one cost model, so later probes hit the memo
+// entries of earlier ones (results are unchanged: simulation.h, shared_cost_model).
+SimulationConfig sharing_one_cost_model(const SimulationConfig& config) {
+  SimulationConfig c = config;
+  if (!c.step_timer && !c.shared_cost_model) c.shared_cost_model = make_step_cost_model(config);
+  return c;
+}
+
 }  // namespace
 
 CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptions& options) {
@@ -123,7 +131,8 @@ CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptio
   const double trace_rate = config.workload.kind == WorkloadKind::kTrace ? trace_rate_of(config) : 0;
   CapacityOptions o = options;
   if (trace_rate > 0 && options.start == CapacityOptions{}.start) o.start = trace_rate;
-  return search([&](double rate) { return rate_probe(config, trace_rate, rate); }, o, false);
+  const SimulationConfig shared = sharing_one_cost_model(config);
+  return search([&](double rate) { return rate_probe(shared, trace_rate, rate); }, o, false);
 }
 
 CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOptions& options) {
@@ -131,7 +140,8 @@ CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOpti
   if (config.workload.kind != WorkloadKind::kClosedLoop) {
     throw ConfigError("capacity: a users search needs a closed-loop workload (--users)");
   }
-  return search([&](double users) { return users_probe(config, users); }, options, true);
+  const SimulationConfig shared = sharing_one_cost_model(config);
+  return search([&](double users) { return users_probe(shared, users); }, options, true);
 }
 
 CapacityProbe probe_load(const SimulationConfig& config, double load) {

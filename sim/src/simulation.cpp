@@ -140,7 +140,8 @@ class Loop {
   MetricsCollector metrics_;
   EventQueue queue_;
   std::unique_ptr<KvLayout> layout_;
-  std::unique_ptr<StepCostModel> cost_;
+  std::shared_ptr<StepCostModel> cost_;
+  int64_t memo_hits_before_ = 0, memo_misses_before_ = 0;  // a shared cost model's counts at the start
   StepTimer* timer_ = nullptr;
   std::vector<std::unique_ptr<HostOffloadTier>> tiers_;
   std::vector<Replica> replicas_;
@@ -206,9 +207,15 @@ void Loop::build() {
     timer_ = cfg_.step_timer.get();
     result_.cost_sources.push_back("step times from a substituted StepTimer (not the cost model)");
   } else {
-    CostOptions cost = cfg_.cost;
-    cost.weights = cfg_.serving.weights;
-    cost_ = std::make_unique<StepCostModel>(cfg_.model, cfg_.gpu, cfg_.scheme, cfg_.parallel, profile, cost);
+    if (cfg_.shared_cost_model) {
+      cost_ = cfg_.shared_cost_model;
+      memo_hits_before_ = cost_->memo_hits();
+      memo_misses_before_ = cost_->memo_misses();
+    } else {
+      CostOptions cost = cfg_.cost;
+      cost.weights = cfg_.serving.weights;
+      cost_ = std::make_shared<StepCostModel>(cfg_.model, cfg_.gpu, cfg_.scheme, cfg_.parallel, profile, cost);
+    }
     timer_ = cost_.get();
     result_.cost_sources = cost_->sources();
     result_.notes.push_back(cost_->weights_note());
@@ -583,8 +590,8 @@ SimulationResult Loop::run() {
     }
   }
   if (cost_) {
-    result_.cost_memo_hits = cost_->memo_hits();
-    result_.cost_memo_misses = cost_->memo_misses();
+    result_.cost_memo_hits = cost_->memo_hits() - memo_hits_before_;
+    result_.cost_memo_misses = cost_->memo_misses() - memo_misses_before_;
   }
   return std::move(result_);
 }
@@ -613,6 +620,13 @@ SimulationConfig default_simulation_config(ModelConfig model, GpuSpec gpu) {
   c.scheduler.max_num_batched_tokens = 0;
   c.scheduler.max_model_len = 0;
   return c;
+}
+
+std::shared_ptr<StepCostModel> make_step_cost_model(const SimulationConfig& config) {
+  CostOptions cost = config.cost;
+  cost.weights = config.serving.weights;
+  return std::make_shared<StepCostModel>(config.model, config.gpu, config.scheme, config.parallel,
+                                         resolve_step_time_source(config).profile, cost);
 }
 
 SimulationResult run_simulation(const SimulationConfig& config, const RunHooks& hooks) {

@@ -102,6 +102,11 @@ struct SimulationConfig {
   // Replaces the cost model (golden tests use a formula checkable by hand; what-if studies may
   // plug in their own). Empty: StepCostModel with `profile`.
   std::shared_ptr<StepTimer> step_timer;
+  // A cost model built for this config (make_step_cost_model) and reused instead of a new one per
+  // run: the probes of a capacity search share one, so its memo carries over from probe to probe.
+  // A step's time is a pure function of its work (cost_model.cpp), so sharing changes no result,
+  // only how often the memo hits. One run at a time may use it (the memo is not thread-safe).
+  std::shared_ptr<StepCostModel> shared_cost_model;
   // Tests: call every KV manager's check_invariants() after every step (slow; off by default).
   bool check_invariants = false;
 };
@@ -155,6 +160,9 @@ struct StepTimeSource {
   ProfileBand band;
 };
 StepTimeSource resolve_step_time_source(const SimulationConfig& config);
+
+// The cost model a run of `config` prices its steps with (for shared_cost_model).
+std::shared_ptr<StepCostModel> make_step_cost_model(const SimulationConfig& config);
 
 // Throws ConfigError for an inconsistent config (e.g. static batching with paged memory).
 SimulationResult run_simulation(const SimulationConfig& config, const RunHooks& hooks = {});
