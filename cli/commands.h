@@ -49,6 +49,7 @@ struct PlanRequest {
   std::string gpus;                     // comma-separated presets; "" = every priced preset
   int32_t max_gpus = 8;
   std::string tp, pp;                   // comma-separated sizes; "" = the defaults
+  std::string disaggregation;           // "off,1:1,1:2"; "" = off only
   std::vector<std::string> vary;        // KEY=V1,V2,... (several: every combination)
   std::vector<std::string> gpu_prices;  // GPU=USD
   double tolerance = 0;

@@ -144,6 +144,11 @@ int run_command_line(int argc, char** argv) {
       ->type_name("N,N");
   plan_cmd->add_option("--pp", plan_request.pp, plain_help("Pipeline-parallel sizes to consider; default 1", "sizes"))
       ->type_name("N,N");
+  plan_cmd->add_option("--disaggregation", plan_request.disaggregation,
+                       plain_help("Serving splits to consider: 'off' (aggregated) and P:D units of P prefill and D "
+                                  "decode engines, e.g. off,1:1,1:2; default off",
+                                  "splits"))
+      ->type_name("off,P:D");
   plan_cmd->add_option("--vary", plan_request.vary,
                        plain_help("Also vary a setting; repeat for several (every combination), e.g. "
                                   "--vary kv-cache-dtype=auto,fp8 --vary engine=vllm,sglang",

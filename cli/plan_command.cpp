@@ -50,6 +50,28 @@ std::vector<int32_t> parse_sizes(const std::string& text, const char* flag) {
   return out;
 }
 
+// --disaggregation off,1:1,1:2: "off" is aggregated, P:D prefill and decode engines per unit.
+std::vector<std::pair<int32_t, int32_t>> parse_splits(const std::string& text) {
+  std::vector<std::pair<int32_t, int32_t>> out;
+  for (const std::string& item : split_list(text)) {
+    if (item == "off") {
+      out.emplace_back(0, 0);
+      continue;
+    }
+    const size_t colon = item.find(':');
+    const std::optional<int64_t> p = colon == std::string::npos ? std::nullopt : parse_int64_text(item.substr(0, colon));
+    const std::optional<int64_t> d = colon == std::string::npos ? std::nullopt : parse_int64_text(item.substr(colon + 1));
+    if (!p || !d || *p < 1 || *d < 1 || *p > 64 || *d > 64) {
+      throw ConfigError(fmt::format("--disaggregation={}: '{}' must be 'off' or P:D (prefill and decode engines per "
+                                    "unit, 1 to 64 each), e.g. off,1:1,1:2",
+                                    text, item));
+    }
+    out.emplace_back(static_cast<int32_t>(*p), static_cast<int32_t>(*d));
+  }
+  if (out.empty()) throw ConfigError(fmt::format("--disaggregation={} must list at least one split, e.g. off,1:1", text));
+  return out;
+}
+
 // --gpu-price GPU=USD (repeatable, or comma-separated).
 std::map<std::string, double> parse_prices(const std::vector<std::string>& texts) {
   std::map<std::string, double> out;
@@ -101,6 +123,7 @@ int run_plan(const PlanRequest& request) {
   q.space.max_gpus = request.max_gpus;
   if (!request.tp.empty()) q.space.tensor_parallel = parse_sizes(request.tp, "tp");
   if (!request.pp.empty()) q.space.pipeline_parallel = parse_sizes(request.pp, "pp");
+  if (!request.disaggregation.empty()) q.space.disaggregation = parse_splits(request.disaggregation);
   for (const std::string& text : request.vary) {
     q.space.axes.push_back(plan::parse_setting_axis(text, plan::Command::kSimulate, "plan"));
   }

@@ -23,6 +23,8 @@ nlohmann::json candidate_json(const DeploymentCandidate& c) {
   j["gpu"] = c.gpu;
   j["tensor_parallel_size"] = c.tensor_parallel;
   j["pipeline_parallel_size"] = c.pipeline_parallel;
+  j["prefill_engines"] = c.prefill_engines;
+  j["decode_engines"] = c.decode_engines;
   j["settings"] = c.values;
   j["status"] = c.status;
   j["why"] = c.why;
@@ -45,6 +47,14 @@ nlohmann::json candidate_json(const DeploymentCandidate& c) {
     j["step_time_kind"] = c.step_time_kind;
   }
   return j;
+}
+
+// Why a searched candidate is not the cheapest: dearer, or as dear and serving less (or later).
+std::string lost_by(const DeploymentCandidate& c, const DeploymentCandidate& best, bool users) {
+  const double more = c.usd_per_hour - best.usd_per_hour;
+  if (more >= 0.005) return fmt::format(" — ${:.2f}/hour dearer than the cheapest", more);
+  return fmt::format(" — as dear as the cheapest, serving {}{}", load_text(c.served, users),
+                     c.served < best.served ? fmt::format(" against {}", load_text(best.served, users)) : " (found later)");
 }
 
 std::string csv_field(const std::string& s) {
@@ -135,8 +145,7 @@ std::string deployment_plan_text(const DeploymentPlan& p, bool explain) {
                            won ? "CHEAPEST" : "searched", load_text(c.capacity, p.users), c.replicas,
                            c.replicas == 1 ? "" : "s", c.usd_per_hour,
                            c.binding,
-                           won ? std::string() : fmt::format(" — ${:.2f}/hour dearer than the cheapest",
-                                                             c.usd_per_hour - p.candidates[*p.cheapest].usd_per_hour));
+                           won ? std::string() : lost_by(c, p.candidates[*p.cheapest], p.users));
       } else if (c.status == "no_capacity") {
         out += fmt::format("  {:<36} {:>10}  no load meets the SLO; binding {}: {}\n", c.label, c.status, c.binding,
                            c.binding_why);

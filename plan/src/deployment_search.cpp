@@ -12,6 +12,7 @@
 #include "kvplan/core/error.h"
 #include "kvplan/core/number_text.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/plan/cost.h"
 #include "kvplan/plan/deployment.h"
 #include "kvplan/plan/memory.h"
 #include "kvplan/plan/simulate.h"
@@ -43,8 +44,10 @@ std::vector<int32_t> default_tensor_parallel(int32_t max_gpus) {
 }
 
 std::string candidate_label(const DeploymentCandidate& c) {
-  std::string out = fmt::format("{} x {}, tp{} pp{}", c.tensor_parallel * c.pipeline_parallel, c.gpu,
+  const int32_t engines = c.prefill_engines > 0 ? c.prefill_engines + c.decode_engines : 1;
+  std::string out = fmt::format("{} x {}, tp{} pp{}", engines * c.tensor_parallel * c.pipeline_parallel, c.gpu,
                                 c.tensor_parallel, c.pipeline_parallel);
+  if (c.prefill_engines > 0) out += fmt::format(", {}P+{}D", c.prefill_engines, c.decode_engines);
   for (const auto& [k, v] : c.values) out += fmt::format(", {}={}", k, v);
   return out;
 }
@@ -55,6 +58,8 @@ Scenario candidate_scenario(const DeploymentSearch& q, const DeploymentCandidate
   s.hardware.tensor_parallel_size = c.tensor_parallel;
   s.hardware.pipeline_parallel_size = c.pipeline_parallel;
   s.hardware.replicas = 1;
+  s.hardware.prefill_replicas = c.prefill_engines;
+  s.hardware.decode_replicas = c.decode_engines;
   for (const auto& [k, v] : c.values) setting(k).set(s, v);
   if (auto it = q.space.gpu_prices.find(c.gpu); it != q.space.gpu_prices.end()) s.cost.usd_per_gpu_hour = it->second;
   return s;
@@ -86,7 +91,14 @@ void check_search(const DeploymentSearch& q) {
   if (q.round_size < 1) throw ConfigError("plan: round size must be at least 1");
   const Scenario& b = q.base;
   if (b.hardware.prefill_replicas > 0 || b.hardware.decode_replicas > 0) {
-    throw ConfigError("plan: searches aggregated serving; drop --prefill-replicas/--decode-replicas");
+    throw ConfigError("plan: give the serving splits to search with --disaggregation (e.g. off,1:1,1:2), not "
+                      "--prefill-replicas/--decode-replicas");
+  }
+  for (const auto& [p, d] : q.space.disaggregation) {
+    if ((p == 0) != (d == 0) || p < 0 || d < 0 || p > 64 || d > 64) {
+      throw ConfigError(fmt::format("--disaggregation {}:{} must be 'off' or P:D with 1 to 64 prefill and decode "
+                                    "engines each", p, d));
+    }
   }
   if (!(b.slo.ttft_ms > 0 || b.slo.tpot_ms > 0 || b.slo.e2e_ms > 0)) {
     throw ConfigError("plan: give at least one SLO target (--slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms)");
@@ -294,6 +306,8 @@ std::vector<DeploymentCandidate> enumerate_candidates(const DeploymentSearch& q)
   const std::vector<int32_t> tps =
       q.space.tensor_parallel.empty() ? default_tensor_parallel(q.space.max_gpus) : q.space.tensor_parallel;
   const std::vector<int32_t> pps = q.space.pipeline_parallel.empty() ? std::vector<int32_t>{1} : q.space.pipeline_parallel;
+  const std::vector<std::pair<int32_t, int32_t>> splits =
+      q.space.disaggregation.empty() ? std::vector<std::pair<int32_t, int32_t>>{{0, 0}} : q.space.disaggregation;
   // The axes' cartesian product, the last axis fastest.
   std::vector<SettingValues> combos{{}};
   for (const SettingAxis& axis : q.space.axes) {
@@ -312,15 +326,19 @@ std::vector<DeploymentCandidate> enumerate_candidates(const DeploymentSearch& q)
     for (int32_t tp : tps) {
       for (int32_t pp : pps) {
         if (static_cast<int64_t>(tp) * pp > q.space.max_gpus) continue;
-        for (const SettingValues& values : combos) {
-          DeploymentCandidate c;
-          c.index = out.size();
-          c.gpu = gpu;
-          c.tensor_parallel = tp;
-          c.pipeline_parallel = pp;
-          c.values = values;
-          c.label = candidate_label(c);
-          out.push_back(std::move(c));
+        for (const auto& [prefill, decode] : splits) {
+          for (const SettingValues& values : combos) {
+            DeploymentCandidate c;
+            c.index = out.size();
+            c.gpu = gpu;
+            c.tensor_parallel = tp;
+            c.pipeline_parallel = pp;
+            c.prefill_engines = prefill;
+            c.decode_engines = decode;
+            c.values = values;
+            c.label = candidate_label(c);
+            out.push_back(std::move(c));
+          }
         }
       }
     }
@@ -362,7 +380,7 @@ DeploymentPlan search_deployments(const DeploymentSearch& q) {
       const ResolvedScenario r = resolve(s);
       const sim::SimulationConfig config = simulation_config(s, r);
       const MemoryPlan plan = plan_memory(config.model, config.gpu, config.scheme, config.parallel, config.serving);
-      c.gpus_per_replica = r.parallel.gpus();
+      c.gpus_per_replica = deployment_cost(r, config.cluster).gpus;  // every engine of the unit
       c.usd_per_gpu_hour = r.usd_per_gpu_hour;
       c.price_source = r.price_source;
       if (!plan.fits && config.kv_capacity_bytes <= 0) {
@@ -380,7 +398,8 @@ DeploymentPlan search_deployments(const DeploymentSearch& q) {
       }
       const double sequences = mean_tokens > 0 ? static_cast<double>(plan.total_kv_cache_tokens()) / mean_tokens
                                                : static_cast<double>(plan.max_num_seqs);
-      c.estimate = std::max(1.0, std::min<double>(sequences, std::max(1, plan.max_num_seqs) * plan.data_parallel));
+      c.estimate = std::max(1.0, std::min<double>(sequences, std::max(1, plan.max_num_seqs) * plan.data_parallel) *
+                                     std::max(1, c.decode_engines));
     } catch (const ConfigError& e) {
       c.status = "invalid";
       c.why = e.what();
@@ -491,7 +510,9 @@ DeploymentPlan search_deployments(const DeploymentSearch& q) {
                                                 ? with_commas(base_config.serving.max_model_len)
                                                 : with_commas(base_config.model.max_position_embeddings)));
   }
-  p.notes.push_back("aggregated serving only: prefill/decode disaggregation is not searched");
+  if (q.space.disaggregation.empty()) {
+    p.notes.push_back("aggregated serving only (add --disaggregation off,1:1,1:2 to search prefill/decode splits)");
+  }
   if (q.space.pipeline_parallel.empty()) p.notes.push_back("pipeline parallel 1 only (add --pp 1,2 to search it)");
   return p;
 }

@@ -71,6 +71,7 @@ TEST(PlanCli, BadInputIsExitTwoNamingTheFlag) {
       {"plan --users 8 --slo-ttft-ms 500 --target-users 10 --gpu-price h200", "--gpu-price h200"},
       {"plan --users 8 --slo-ttft-ms 500 --target-users 10 --vary nonsense=1,2", "nonsense"},
       {"plan --users 8 --target-users 10", "SLO"},
+      {"plan --users 8 --slo-ttft-ms 500 --target-users 10 --disaggregation 1:0", "--disaggregation=1:0"},
       {"plan --users 8 --slo-ttft-ms 500 --target-users 10 --threads 999", "--threads=999"},
   };
   for (const Case& c : cases) {

@@ -183,6 +183,25 @@ TEST(DeploymentSearch, CostArithmeticByHand) {
   EXPECT_NE(text.find("CHEAPEST"), std::string::npos);
 }
 
+TEST(DeploymentSearch, DisaggregatedUnitsCountEveryEngine) {
+  DeploymentSearch q = small_search();
+  q.space.gpus = {"h100-sxm"};
+  q.space.tensor_parallel = {1};
+  q.space.disaggregation = {{0, 0}, {1, 2}};
+  const DeploymentPlan p = search_deployments(q);
+  ASSERT_EQ(p.candidates.size(), 2u);
+  for (const DeploymentCandidate& c : p.candidates) {
+    const bool split = c.prefill_engines > 0;
+    EXPECT_EQ(c.label, split ? "3 x h100-sxm, tp1 pp1, 1P+2D" : "1 x h100-sxm, tp1 pp1") << c.label;
+    EXPECT_EQ(c.gpus_per_replica, split ? 3 : 1);  // 1 prefill + 2 decode engines of one GPU
+    if (c.status == "searched") {
+      EXPECT_DOUBLE_EQ(c.usd_per_hour, static_cast<double>(c.replicas * c.gpus_per_replica) * 2.5);
+    }
+  }
+  q.space.disaggregation = {{1, 0}};
+  EXPECT_THROW(search_deployments(q), ConfigError);
+}
+
 TEST(DeploymentSearch, WeightsThatDoNotFitAreNeverSimulated) {
   DeploymentSearch q = small_search();
   set_values(q.base, {{"model", "llama-3.1-70b"}});

@@ -47,6 +47,9 @@ struct DeploymentSpace {
   std::vector<int32_t> tensor_parallel;     // empty: 1, 2, 4, 8, ... up to max_gpus
   std::vector<int32_t> pipeline_parallel;   // empty: 1
   std::vector<SettingAxis> axes;            // other settings varied (kv-cache-dtype=auto,fp8, ...)
+  // Serving splits: {0, 0} aggregated (one engine is the unit of scale); {P, D} prefill/decode
+  // disaggregation, P prefill and D decode engines of TP x PP GPUs each as one unit. Empty: {{0, 0}}.
+  std::vector<std::pair<int32_t, int32_t>> disaggregation;
   std::map<std::string, double> gpu_prices; // preset id -> USD per GPU-hour, over the preset's price
 };
 
@@ -81,6 +84,8 @@ struct DeploymentCandidate {
   std::string gpu;
   int32_t tensor_parallel = 1;
   int32_t pipeline_parallel = 1;
+  int32_t prefill_engines = 0;  // > 0: a disaggregated unit of this many prefill engines ...
+  int32_t decode_engines = 0;   // ... and this many decode engines
   SettingValues values;     // the axes' values
   std::string label;        // "4 x h200, tp4 pp1, kv-cache-dtype=fp8"
   // "does_not_fit": the engine would not start (the weights, or one request of max_model_len,
@@ -90,7 +95,7 @@ struct DeploymentCandidate {
   // "searched": searched in full; "not_reached": the search was stopped before it.
   std::string status;
   std::string why;          // does_not_fit, invalid, unpriced, pruned: the reason in one line
-  int64_t gpus_per_replica = 0;
+  int64_t gpus_per_replica = 0;  // of one unit: TP x PP, or (P + D) x TP x PP when disaggregated
   double usd_per_gpu_hour = 0;
   std::string price_source;
   double estimate = 0;      // the memory model's optimistic per-replica load (orders the search)
