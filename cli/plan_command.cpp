@@ -94,15 +94,9 @@ void write_out_dir(const std::string& dir, const plan::DeploymentPlan& p) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw ConfigError(fmt::format("--out {}: cannot create the directory ({})", dir, ec.message()));
-  std::string front = "rank,index,label,replica_usd_per_hour,capacity_per_replica,replicas,usd_per_hour,binding_constraint\n";
-  for (size_t k = 0; k < p.front.size(); ++k) {
-    const plan::DeploymentCandidate& c = p.candidates[p.front[k]];
-    front += fmt::format("{},{},\"{}\",{:.4f},{:g},{},{:.4f},{}\n", k + 1, c.index, c.label, c.replica_usd_per_hour(),
-                         c.capacity, c.replicas, c.usd_per_hour, c.binding);
-  }
   // plan.json last: the completion marker, as simulate's summary.json.
   write_file_atomically(dir + "/candidates.csv", plan::deployment_candidates_csv(p));
-  write_file_atomically(dir + "/front.csv", front);
+  write_file_atomically(dir + "/front.csv", plan::deployment_front_csv(p));
   write_file_atomically(dir + "/plan.json", json_text(plan::deployment_plan_json(p), 2) + "\n");
 }
 

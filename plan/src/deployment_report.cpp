@@ -182,4 +182,14 @@ std::string deployment_candidates_csv(const DeploymentPlan& p) {
   return out;
 }
 
+std::string deployment_front_csv(const DeploymentPlan& p) {
+  std::string out = "rank,index,label,replica_usd_per_hour,capacity_per_replica,replicas,usd_per_hour,binding_constraint\n";
+  for (size_t k = 0; k < p.front.size(); ++k) {
+    const DeploymentCandidate& c = p.candidates[p.front[k]];
+    out += fmt::format("{},{},{},{:.4f},{:g},{},{:.4f},{}\n", k + 1, c.index, csv_field(c.label), c.replica_usd_per_hour(),
+                       c.capacity, c.replicas, c.usd_per_hour, c.binding);
+  }
+  return out;
+}
+
 }  // namespace kvplan::plan

@@ -143,5 +143,7 @@ nlohmann::json deployment_plan_json(const DeploymentPlan& p);
 std::string deployment_plan_text(const DeploymentPlan& p, bool explain);
 // One row per candidate (the --out DIR candidates.csv).
 std::string deployment_candidates_csv(const DeploymentPlan& p);
+// One row per front point, cheapest replica first (the --out DIR front.csv).
+std::string deployment_front_csv(const DeploymentPlan& p);
 
 }  // namespace kvplan::plan
