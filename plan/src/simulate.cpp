@@ -267,6 +267,7 @@ CapacityAnswer find_capacity(const Scenario& scenario, const CapacityRequest& re
   } else if (a.users) {
     options.start = 8;
   }
+  options.should_stop = request.should_stop;
   if (request.on_probe) {
     options.on_probe = [&request, users = a.users](const sim::CapacityProbe& p) { request.on_probe(p, users); };
   }

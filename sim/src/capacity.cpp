@@ -17,6 +17,7 @@ CapacitySearch search(const std::function<CapacityProbe(double)>& probe, const C
   CapacitySearch out;
   auto run = [&](double load) {
     CapacityProbe p = probe(load);
+    if (o.should_stop && o.should_stop()) throw SearchStopped();
     out.probes.push_back(p);
     if (o.on_probe) o.on_probe(p);
     if (p.meets && load > out.best) {
@@ -90,18 +91,24 @@ double trace_rate_of(const SimulationConfig& config) {
   return static_cast<double>(l.total.size()) / l.duration_s;
 }
 
-CapacityProbe rate_probe(const SimulationConfig& config, double trace_rate, double rate) {
+RunHooks stop_hooks(const CapacityOptions& o) {
+  RunHooks hooks;
+  hooks.should_stop = o.should_stop;
+  return hooks;
+}
+
+CapacityProbe rate_probe(const SimulationConfig& config, double trace_rate, double rate, const RunHooks& hooks = {}) {
   SimulationConfig c = config;
   if (c.workload.kind == WorkloadKind::kTrace) {
     c.workload.trace.time_scale = trace_rate / rate;
   } else {
     c.workload.open.rate_per_s = rate;
   }
-  SimulationResult r = run_simulation(c);
+  SimulationResult r = run_simulation(c, hooks);
   return CapacityProbe{rate, r.summary.meets_slo && r.summary.unfinished == 0, r.summary};
 }
 
-CapacityProbe users_probe(const SimulationConfig& config, double users) {
+CapacityProbe users_probe(const SimulationConfig& config, double users, const RunHooks& hooks = {}) {
   SimulationConfig c = config;
   c.workload.closed.num_users = static_cast<int32_t>(users);
   if (c.workload.client == ClosedLoopClient::kBench) {
@@ -109,7 +116,7 @@ CapacityProbe users_probe(const SimulationConfig& config, double users) {
     // every probe runs at least 4 x C, so the measured half stays 2 x C or more.
     c.workload.bench.num_prompts = std::max<int64_t>(c.workload.bench.num_prompts, 4 * c.workload.closed.num_users);
   }
-  SimulationResult r = run_simulation(c);
+  SimulationResult r = run_simulation(c, hooks);
   return CapacityProbe{users, r.summary.meets_slo, r.summary};
 }
 
@@ -132,7 +139,8 @@ CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptio
   CapacityOptions o = options;
   if (trace_rate > 0 && options.start == CapacityOptions{}.start) o.start = trace_rate;
   const SimulationConfig shared = sharing_one_cost_model(config);
-  return search([&](double rate) { return rate_probe(shared, trace_rate, rate); }, o, false);
+  const RunHooks hooks = stop_hooks(o);
+  return search([&](double rate) { return rate_probe(shared, trace_rate, rate, hooks); }, o, false);
 }
 
 CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOptions& options) {
@@ -141,7 +149,8 @@ CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOpti
     throw ConfigError("capacity: a users search needs a closed-loop workload (--users)");
   }
   const SimulationConfig shared = sharing_one_cost_model(config);
-  return search([&](double users) { return users_probe(shared, users); }, options, true);
+  const RunHooks hooks = stop_hooks(options);
+  return search([&](double users) { return users_probe(shared, users, hooks); }, options, true);
 }
 
 CapacityProbe probe_load(const SimulationConfig& config, double load) {

@@ -231,3 +231,28 @@ TEST(PlanCapacity, SameInputsGiveTheSameBytes) {
 
 }  // namespace
 }  // namespace kvplan::plan
+
+namespace kvplan::plan {
+namespace {
+
+// The planner abandons a search whose inputs changed: the stop test is read inside the probes, and
+// the search ends with SearchStopped instead of an answer (never a half-judged probe).
+TEST(PlanCapacity, AStopTestAbandonsTheSearch) {
+  Scenario s = small_users();
+  s.slo.tpot_ms = 12;
+  int probes = 0;
+  int checks = 0;
+  CapacityRequest r;
+  r.tolerance = 0.1;  // as capacity() below
+  r.start = 4;
+  r.on_probe = [&](const sim::CapacityProbe&, bool) { ++probes; };
+  r.should_stop = [&] { return ++checks > 3; };  // a few events into the first probe
+  EXPECT_THROW(find_capacity(s, r), sim::SearchStopped);
+  EXPECT_EQ(probes, 0);
+  // Never true: the same answer as without a stop test.
+  r.should_stop = [] { return false; };
+  EXPECT_EQ(capacity_json(find_capacity(s, r)).dump(), capacity_json(capacity(s)).dump());
+}
+
+}  // namespace
+}  // namespace kvplan::plan

@@ -61,6 +61,8 @@ struct CapacityRequest {
   double start = 0;      // first load tried; 0: 8 users, or 1 request per second
   // After each simulated load; `users`: the load is closed-loop users (else requests per second).
   std::function<void(const sim::CapacityProbe&, bool users)> on_probe;
+  // Read during every probe; true abandons the search: find_capacity throws sim::SearchStopped.
+  std::function<bool()> should_stop;
 };
 struct CapacityAnswer {
   sim::SimulationConfig config;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "kvplan/sim/simulation.h"
@@ -40,6 +41,14 @@ struct CapacityOptions {
   double limit = 1e6;            // give up growing beyond this
   double relative_tolerance = 0.02;  // stop bisecting when (fail - pass) / pass < this
   std::function<void(const CapacityProbe&)> on_probe;
+  // Read between simulated events of every probe; true abandons the search with SearchStopped (the
+  // planner drops a search whose inputs changed). A half-run probe is never judged.
+  std::function<bool()> should_stop;
+};
+
+// Thrown by the searches when CapacityOptions::should_stop returned true.
+struct SearchStopped : std::runtime_error {
+  SearchStopped() : std::runtime_error("capacity search stopped") {}
 };
 
 // Throws ConfigError when the config has no SLO or the wrong kind of workload.
