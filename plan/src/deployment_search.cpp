@@ -253,7 +253,7 @@ nlohmann::json evaluate_candidate(const DeploymentSearch& q, const DeploymentCan
   r["p90_tpot_ms"] = a.search.best > 0 ? a.search.at_best.tpot_ms.p90 : 0.0;
   r["output_tokens_per_s"] = a.search.best > 0 ? a.search.at_best.output_tokens_per_s : 0.0;
   r["step_time_source"] = a.source.summary;
-  r["step_time_kind"] = a.source.profile.source_kind();
+  r["step_time_kind"] = a.source.kind;
   r["probes"] = probes;
   return r;
 }

@@ -641,10 +641,12 @@ StepTimeSource resolve_step_time_source(const SimulationConfig& config) {
     out.summary = config.profile_label.empty()
                       ? fmt::format("{} profile for {} (given)", out.profile.source_kind(), out.profile.gpu_id())
                       : config.profile_label;
+    out.kind = out.profile.source_kind();
   } else {
     ProfileChoice choice = default_profile(config.gpu);
     out.profile = std::move(choice.profile);
     out.summary = std::move(choice.summary);
+    out.kind = std::move(choice.kind);
   }
   out.band = out.profile.band();
   return out;

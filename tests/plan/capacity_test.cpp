@@ -5,10 +5,12 @@
 // limit), and weights that do not fit.
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "kvplan/plan/binding.h"
+#include "kvplan/plan/capacity_summary.h"
 #include "kvplan/plan/cost.h"
 #include "kvplan/plan/simulate.h"
 
@@ -252,6 +254,62 @@ TEST(PlanCapacity, AStopTestAbandonsTheSearch) {
   // Never true: the same answer as without a stop test.
   r.should_stop = [] { return false; };
   EXPECT_EQ(capacity_json(find_capacity(s, r)).dump(), capacity_json(capacity(s)).dump());
+}
+
+}  // namespace
+}  // namespace kvplan::plan
+
+namespace kvplan::plan {
+namespace {
+
+TEST(CapacitySummary, SentencesByHand) {
+  EXPECT_EQ(latency_words(2000), "2 s");
+  EXPECT_EQ(latency_words(1250), "1.25 s");
+  EXPECT_EQ(latency_words(769.04), "769 ms");
+  EXPECT_EQ(latency_words(49.61), "49.6 ms");
+  sim::Slo slo;
+  EXPECT_EQ(slo_sentence(slo), "");
+  slo.ttft_ms = 2000;
+  EXPECT_EQ(slo_sentence(slo), "meet p90 TTFT ≤ 2 s");
+  slo.tpot_ms = 50;
+  EXPECT_EQ(slo_sentence(slo), "meet p90 TTFT ≤ 2 s and p90 TPOT ≤ 50 ms");
+  slo.e2e_ms = 30000;
+  EXPECT_EQ(slo_sentence(slo), "meet p90 TTFT ≤ 2 s, p90 TPOT ≤ 50 ms and p90 E2E ≤ 30 s");
+}
+
+TEST(CapacitySummary, HeadlineBindingAndMarginsComeFromTheAnswer) {
+  Scenario s = small_users();
+  s.slo.tpot_ms = 12;
+  s.cost.usd_per_gpu_hour = 2;
+  const CapacityAnswer a = capacity(s);
+  ASSERT_GT(a.search.best, 1);
+  const CapacitySummary sum = summarize_capacity(a);
+  EXPECT_EQ(sum.headline, fmt::format("{:g} concurrent users", a.search.best));
+  EXPECT_EQ(sum.slo, "meet p90 TPOT ≤ 12 ms");
+  EXPECT_EQ(sum.binding.rfind("binding: p90 TPOT ", 0), 0u) << sum.binding;
+  ASSERT_EQ(sum.margins.size(), 2u);  // KV memory and running sequences
+  EXPECT_NE(sum.margins[0].find("of the KV cache"), std::string::npos) << sum.margins[0];
+  EXPECT_EQ(sum.cost, fmt::format("$2.00/hour for 1 GPU, ${:.4f}/hour per user", 2.0 / a.search.best));
+  EXPECT_EQ(sum.source_kind, "published");
+  EXPECT_NE(sum.source.find("validation p90 error TTFT ±"), std::string::npos) << sum.source;
+  EXPECT_TRUE(sum.warnings.empty());
+}
+
+TEST(CapacitySummary, DatasheetStepTimesAndNoFitAreSaid) {
+  Scenario s = small_users();
+  s.slo.tpot_ms = 20;
+  s.hardware.gpu = "mi300x";  // no published profile, nothing to transfer from: datasheet
+  const CapacitySummary datasheet = summarize_capacity(capacity(s));
+  EXPECT_EQ(datasheet.source_kind, "datasheet");
+  ASSERT_FALSE(datasheet.warnings.empty());
+  EXPECT_NE(datasheet.warnings.back().find("datasheet"), std::string::npos);
+
+  s.model.id = "llama-3.1-70b";
+  s.hardware.gpu = "l4";  // 141 GB of bf16 weights on 24 GB
+  const CapacitySummary none = summarize_capacity(capacity(s));
+  EXPECT_EQ(none.headline, "No load fits");
+  EXPECT_NE(none.binding.find("weights"), std::string::npos) << none.binding;
+  EXPECT_EQ(none.source_kind, "transferred");  // L4 takes the L40S profile
 }
 
 }  // namespace

@@ -158,6 +158,10 @@ struct StepTimeSource {
   PerfProfile profile;
   std::string summary;
   ProfileBand band;
+  // The word answers carry: "published", "transferred" or "datasheet" for the GPU's default profile
+  // (default_profile's choice); for a given profile, its classes' common source ("measured", ...,
+  // or "mixed" when they differ).
+  std::string kind;
 };
 StepTimeSource resolve_step_time_source(const SimulationConfig& config);
 
