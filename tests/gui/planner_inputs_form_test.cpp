@@ -71,6 +71,14 @@ TEST(InputsForm, ChangingTheEngineSwapsItsMemoryKnobs) {
   EXPECT_EQ(engine->currentText(), "trtllm");
   EXPECT_TRUE(form.is_shown("free-gpu-memory-fraction"));
   EXPECT_FALSE(form.is_shown("mem-fraction-static"));
+  // A changed value is never hidden, nor a wrong one (the model keeps the default for it).
+  model.set_value("mem-fraction-static", "0.8");
+  EXPECT_TRUE(form.is_shown("mem-fraction-static"));
+  model.set_value("mem-fraction-static", "0");
+  EXPECT_FALSE(form.is_shown("mem-fraction-static"));
+  model.set_value("gpu-memory-utilization", "lots");
+  EXPECT_TRUE(form.is_shown("gpu-memory-utilization"));
+  EXPECT_FALSE(form.shown_message("gpu-memory-utilization").isEmpty());
 }
 
 TEST(InputsForm, SchemeKnobsAppearWithTheirScheme) {
