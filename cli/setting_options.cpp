@@ -5,14 +5,9 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/plan/setting_help.h"
 
 namespace kvplan::cli {
-
-std::string option_help(const plan::Setting& s) {
-  const std::string def = s.default_text.empty() ? std::string("unset") : s.default_text;
-  return fmt::format("{}. Unit: {}. Default: {}{}.", s.description, s.unit, def,
-                     s.default_note.empty() ? std::string() : "; " + s.default_note);
-}
 
 std::string option_type_name(const plan::Setting& s) {
   switch (s.type) {
@@ -35,7 +30,7 @@ void SettingOptions::add_to(CLI::App& cmd, plan::Command up_to, const std::vecto
     if (std::find(except.begin(), except.end(), s.flag) != except.end()) continue;
     std::string names = "--" + s.flag;
     if (!s.short_flag.empty()) names = "-" + s.short_flag + "," + names;
-    CLI::Option* o = cmd.add_option(names, texts_[s.flag], option_help(s));
+    CLI::Option* o = cmd.add_option(names, texts_[s.flag], plan::setting_help(s));
     o->type_name(option_type_name(s));
     const plan::Setting* row = &s;
     o->check(CLI::Validator(

@@ -1,7 +1,7 @@
 // cli/setting_options.h — the settings table (kvplan/plan/settings.h) as CLI11 options: one per
-// setting, with its flag (vLLM's name where vLLM has the setting), its type, a one-line description
-// with its unit and default, and a check that rejects a bad value while parsing with the setting's
-// own rule ("--gpu-memory-utilization=1.5 must be in (0, 1]"; choices listed).
+// setting, with its flag (vLLM's name where vLLM has the setting), its type, its help line
+// (plan::setting_help: description, unit and default), and a check that rejects a bad value while
+// parsing with the setting's own rule ("--gpu-memory-utilization=1.5 must be in (0, 1]"; choices listed).
 //
 //   SettingOptions opts;
 //   opts.add_to(*memory, plan::Command::kMemory);     // memory, simulate and capacity share the rows
@@ -20,8 +20,6 @@
 
 namespace kvplan::cli {
 
-// "<description>. Unit: <unit>. Default: <default>[; <what it means>]." — every option's help.
-std::string option_help(const plan::Setting& s);
 // The CLI11 type name: INT, NUMBER, BOOL, TEXT, or the choices as {a,b,c}.
 std::string option_type_name(const plan::Setting& s);
 

@@ -8,6 +8,7 @@
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/plan/setting_help.h"
 #include "kvplan/plan/simulate.h"
 
 namespace kvplan::gui {
@@ -37,11 +38,9 @@ QVariant InputsModel::data(const QModelIndex& index, int role) const {
       if (index.column() == kCheckColumn && !f.message.isEmpty()) return f.message;
       if (index.column() == kFlagColumn) {
         const plan::Setting& st = *f.setting;
-        return QStringLiteral("--%1 (%2 in a scenario file): %3. Unit: %4. Default: %5%6.")
+        return QStringLiteral("--%1 (%2 in a scenario file): %3")
             .arg(QString::fromStdString(st.flag), QString::fromStdString(st.file_key()),
-                 QString::fromStdString(st.description), QString::fromStdString(st.unit),
-                 st.default_text.empty() ? QStringLiteral("unset") : QString::fromStdString(st.default_text),
-                 st.default_note.empty() ? QString() : QStringLiteral("; ") + QString::fromStdString(st.default_note));
+                 QString::fromStdString(plan::setting_help(st)));
       }
       break;
     case kChoicesRole:

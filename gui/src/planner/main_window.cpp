@@ -18,6 +18,7 @@
 #include <QPixmap>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -119,6 +120,15 @@ void MainWindow::build_ui() {
   dock->setObjectName(QStringLiteral("inputs"));
   auto* panel = new QWidget;
   auto* layout = new QVBoxLayout(panel);
+  // The form a planner reads first; every flag as a flat table second (both edit inputs_).
+  auto* input_tabs = new QTabWidget;
+  input_tabs->setObjectName(QStringLiteral("input_tabs"));
+  inputs_form_ = new InputsForm(inputs_);
+  auto* form_scroll = new QScrollArea;
+  form_scroll->setWidget(inputs_form_);
+  form_scroll->setWidgetResizable(true);
+  form_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  input_tabs->addTab(form_scroll, QStringLiteral("Inputs"));
   auto* inputs_view = new QTableView;
   inputs_view->setObjectName(QStringLiteral("inputs_view"));
   inputs_view->setModel(&inputs_);
@@ -132,7 +142,8 @@ void MainWindow::build_ui() {
   inputs_view->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::SelectedClicked |
                                QAbstractItemView::EditKeyPressed | QAbstractItemView::AnyKeyPressed);
   inputs_view->setWordWrap(false);
-  layout->addWidget(inputs_view);
+  input_tabs->addTab(inputs_view, QStringLiteral("All flags"));
+  layout->addWidget(input_tabs, 1);
   // Warnings (an architecture read as generic, ...) sit above the answer, never below it.
   warning_banner_ = new QLabel;
   warning_banner_->setObjectName(QStringLiteral("warningBanner"));

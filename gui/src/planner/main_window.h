@@ -1,7 +1,8 @@
-// gui/src/planner/main_window.h — the planner window: inputs on the left (InputsModel in a table,
-// each value checked as it is typed), views in tabs (Qt Charts over the result models, each with the
-// table that feeds it), a Run / Cancel bar with progress. Analytic results are recomputed on every
-// input change on the GUI thread (microseconds per scheme); simulations run on a SimulationRunner.
+// gui/src/planner/main_window.h — the planner window: inputs on the left (InputsModel in a grouped
+// form, InputsForm, and in a flat table; each value checked as it is typed), views in tabs (Qt
+// Charts over the result models, each with the table that feeds it), a Run / Cancel bar with
+// progress. Analytic results are recomputed on every input change on the GUI thread (microseconds
+// per scheme); simulations run on a SimulationRunner.
 //
 //   MainWindow w;  w.load_scenario("data/scenarios/chat-h100.json");  w.show();
 //   w.inputs().set_value("kv-cache-dtype", "fp8");   // every view follows
@@ -17,6 +18,7 @@
 
 #include "analysis.h"
 #include "calibration_model.h"
+#include "inputs_form.h"
 #include "inputs_model.h"
 #include "kvplan/plan/scenario_file.h"
 #include "results_models.h"
@@ -48,6 +50,7 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   InputsModel& inputs() { return inputs_; }
+  InputsForm& inputs_form() { return *inputs_form_; }
   const MemoryBreakdownModel& memory_model() const { return memory_; }
   const LayerGroupModel& layer_model() const { return layers_; }
   const CapacityModel& capacity_model() const { return capacity_; }
@@ -115,6 +118,7 @@ class MainWindow : public QMainWindow {
   QString scenario_name_;
   bool simulate_from_file_ = false;  // the opened file has a workload section
 
+  InputsForm* inputs_form_ = nullptr;  // the Inputs dock's form over inputs_ (owned by the dock)
   QTabWidget* tabs_ = nullptr;
   QLabel* summary_ = nullptr;
   QLabel* warning_banner_ = nullptr;  // plan warnings; hidden when there are none
