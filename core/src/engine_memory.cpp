@@ -1,5 +1,6 @@
 // Engine memory accounting for vLLM, SGLang, TensorRT-LLM and static batching (DESIGN §3).
 #include "kvplan/core/engine_memory.h"
+#include "kvplan/core/kv_scheme_support.h"
 
 #include <algorithm>
 #include <cmath>
@@ -490,6 +491,7 @@ MemoryPlan plan_memory(const ModelConfig& m, const GpuSpec& gpu, const KvScheme&
   best.warnings = m.warnings;
   best.notes.insert(best.notes.end(), m.notes.begin(), m.notes.end());
   for (const std::string& n : c.weights.quant.notes) best.warnings.push_back(n);
+  for (std::string& w : kv_scheme_warnings(scheme, c.engine)) best.warnings.push_back(std::move(w));
   return best;
 }
 
