@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
+#include <QLocale>
 #include <QLogValueAxis>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -24,6 +25,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QThread>
+#include <QTimer>
 #include <QValueAxis>
 #include <QVBoxLayout>
 
@@ -36,7 +38,9 @@
 #include "kvplan/core/presets.h"
 #include "kvplan/gui/report_pdf.h"
 #include "kvplan/plan/scenario_file.h"
+#include "kvplan/plan/capacity_summary.h"
 #include "kvplan/plan/simulate.h"
+#include "kvplan/sim/capacity.h"
 
 namespace kvplan::gui {
 
@@ -84,6 +88,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), schemes_(default_
   build_menus();
   schemes_edit_->setText(QString::fromStdString(schemes_text(schemes_)));
   connect(&inputs_, &InputsModel::inputs_changed, this, &MainWindow::recompute);
+  // The capacity search starts once the inputs stop changing for a moment (typing "128" is three
+  // edits); the provisional figure is shown at every edit.
+  capacity_debounce_ = new QTimer(this);
+  capacity_debounce_->setSingleShot(true);
+  capacity_debounce_->setInterval(150);
+  connect(capacity_debounce_, &QTimer::timeout, this, &MainWindow::start_capacity_search);
+  connect(&capacity_job_, &BackgroundJob::progress, answer_panel_, &AnswerPanel::show_progress);
+  connect(&capacity_job_, &BackgroundJob::failed, this,
+          [this](const QString& message) { answer_panel_->show_failed(QStringLiteral("capacity search: ") + message); });
   connect(&runner_, &SimulationRunner::progress, progress_, &QProgressBar::setValue);
   connect(&runner_, &SimulationRunner::finished, this, &MainWindow::on_simulation_finished);
   connect(&runner_, &SimulationRunner::cancelled, this, [this] {
@@ -144,13 +157,6 @@ void MainWindow::build_ui() {
   inputs_view->setWordWrap(false);
   input_tabs->addTab(inputs_view, QStringLiteral("All flags"));
   layout->addWidget(input_tabs, 1);
-  // Warnings (an architecture read as generic, ...) sit above the answer, never below it.
-  warning_banner_ = new QLabel;
-  warning_banner_->setObjectName(QStringLiteral("warningBanner"));
-  warning_banner_->setWordWrap(true);
-  warning_banner_->setStyleSheet(QStringLiteral("background: #fff3cd; color: #664d03; border: 1px solid #b58105; padding: 6px"));
-  warning_banner_->hide();
-  layout->addWidget(warning_banner_);
   summary_ = new QLabel;
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -173,8 +179,23 @@ void MainWindow::build_ui() {
   });
   connect(cancel_button_, &QPushButton::clicked, &runner_, &SimulationRunner::cancel);
 
+  // The central area: warnings first (an architecture read as generic, a lossy KV scheme, datasheet
+  // step times...), then the answer in large type, then the views that explain it.
+  auto* central = new QWidget;
+  auto* central_layout = new QVBoxLayout(central);
+  central_layout->setContentsMargins(0, 0, 0, 0);
+  central_layout->setSpacing(0);
+  warning_banner_ = new QLabel;
+  warning_banner_->setObjectName(QStringLiteral("warningBanner"));
+  warning_banner_->setWordWrap(true);
+  warning_banner_->setStyleSheet(QStringLiteral("background: #fff3cd; color: #664d03; border: 1px solid #b58105; padding: 6px"));
+  warning_banner_->hide();
+  central_layout->addWidget(warning_banner_);
+  answer_panel_ = new AnswerPanel;
+  central_layout->addWidget(answer_panel_);
   tabs_ = new QTabWidget;
-  setCentralWidget(tabs_);
+  central_layout->addWidget(tabs_, 1);
+  setCentralWidget(central);
 
   // Memory breakdown per GPU.
   memory_chart_ = new QChart;
@@ -323,6 +344,12 @@ void MainWindow::recompute() {
   if (analysis_.base) {
     for (const std::string& w : analysis_.base->plan.warnings) warnings << QString::fromStdString(w).toHtmlEscaped();
   }
+  update_answer();
+  last_provisional_ms_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;  // input change -> provisional figure
+  if (step_times_from_datasheet_) {
+    warnings << QStringLiteral("step times come from the GPU's datasheet (no published or measured profile for it): "
+                               "every latency and the capacity answer are unvalidated estimates");
+  }
   warning_banner_->setText(QStringLiteral("<b>Warning:</b> ") + warnings.join(QStringLiteral("<br><b>Warning:</b> ")));
   warning_banner_->setVisible(!warnings.isEmpty());
   if (analysis_.base) {
@@ -350,6 +377,98 @@ void MainWindow::recompute() {
   status_->setText(QStringLiteral("Analysis %1 ms, views updated in %2 ms")
                        .arg(last_analysis_ms_, 0, 'f', 2)
                        .arg(last_update_ms_, 0, 'f', 2));
+}
+
+namespace {
+
+// The mean request of the workload (prompt + output of a first turn), for the provisional figure.
+std::pair<int64_t, QString> mean_request(const sim::SimulationConfig& c, int64_t max_model_len) {
+  const QLocale l = QLocale::c();
+  auto note = [&](double prompt, double output) {
+    return std::pair<int64_t, QString>{
+        std::min<int64_t>(max_model_len, std::max<int64_t>(1, std::llround(prompt + output))),
+        QStringLiteral("the workload's mean request: %1 prompt + %2 output tokens")
+            .arg(l.toString(std::llround(prompt)), l.toString(std::llround(output)))};
+  };
+  switch (c.workload.kind) {
+    case sim::WorkloadKind::kClosedLoop:
+      return note(c.workload.closed.first_prompt.mean() + static_cast<double>(c.workload.closed.shared_prefix_tokens),
+                  c.workload.closed.output.mean());
+    case sim::WorkloadKind::kOpenLoop: return note(c.workload.open.prompt.mean(), c.workload.open.output.mean());
+    default: return {max_model_len, QStringLiteral("max_model_len: a trace's lengths are read when it is simulated")};
+  }
+}
+
+}  // namespace
+
+void MainWindow::update_answer() {
+  // Whatever was shown belongs to other inputs now: no search result may land after this point.
+  capacity_job_.cancel();
+  capacity_debounce_->stop();
+  capacity_answer_.reset();
+  step_times_from_datasheet_ = false;
+  if (!analysis_.base) {
+    answer_panel_->show_invalid(QString::fromStdString(analysis_.error));
+    return;
+  }
+  sim::SimulationConfig config;
+  try {
+    config = plan::simulation_config(inputs_.scenario());
+  } catch (const std::exception& e) {
+    answer_panel_->show_invalid(QString::fromUtf8(e.what()));
+    return;
+  }
+  if (!inputs_.valid()) {
+    answer_panel_->show_invalid(inputs_.first_error());
+    return;
+  }
+  step_times_from_datasheet_ = sim::resolve_step_time_source(config).kind == "datasheet";
+  const plan::MemoryAnswer& m = *analysis_.base;
+  ProvisionalAnswer p;
+  std::tie(p.tokens, p.length_note) = mean_request(config, m.plan.max_model_len);
+  p.requests = users_that_fit(m, p.tokens) * std::max<int64_t>(1, config.cluster.replicas);
+  p.slo = QString::fromStdString(plan::slo_sentence(config.slo));
+  p.searching = config.slo.any() && (m.plan.fits || config.kv_capacity_bytes > 0);
+  answer_panel_->show_provisional(p);
+  if (p.searching) capacity_debounce_->start();
+}
+
+void MainWindow::start_capacity_search() {
+  const plan::Scenario scenario = inputs_.scenario();
+  auto answer = std::make_shared<std::optional<plan::CapacityAnswer>>();
+  capacity_job_.start(
+      [scenario, answer](const BackgroundJob::Control& control) {
+        plan::CapacityRequest request;
+        request.should_stop = control.stop;
+        // A search takes about ten probes: growing, then bisecting. Progress is an estimate.
+        auto probes = std::make_shared<int>(0);
+        request.on_probe = [probes, &control](const sim::CapacityProbe&, bool) {
+          control.progress(std::min(0.95, ++*probes / 11.0));
+        };
+        *answer = plan::find_capacity(scenario, request);
+      },
+      [this, answer] {
+        capacity_answer_ = std::move(*answer);
+        answer_panel_->show_answer(plan::summarize_capacity(*capacity_answer_));
+      });
+}
+
+bool MainWindow::wait_for_answer(int timeout_ms) {
+  QElapsedTimer clock;
+  clock.start();
+  while (clock.elapsed() < timeout_ms) {
+    if (capacity_debounce_->isActive()) {
+      QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+      QThread::msleep(2);
+      continue;
+    }
+    if (!capacity_job_.running()) break;
+    capacity_job_.wait_for_idle(static_cast<int>(std::max<qint64>(1, timeout_ms - clock.elapsed())));
+  }
+  QCoreApplication::processEvents();
+  // Done when nothing is pending: the answer is current, or there is nothing to search (no SLO
+  // target, invalid inputs, weights that do not fit), or the search failed (the panel says why).
+  return !capacity_debounce_->isActive() && !capacity_job_.running();
 }
 
 QString MainWindow::warning_text() const { return warning_banner_->isHidden() ? QString() : warning_banner_->text(); }

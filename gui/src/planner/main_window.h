@@ -13,14 +13,18 @@
 #include <QStringList>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis.h"
+#include "answer_panel.h"
+#include "background_job.h"
 #include "calibration_model.h"
 #include "inputs_form.h"
 #include "inputs_model.h"
 #include "kvplan/plan/scenario_file.h"
+#include "kvplan/plan/simulate.h"
 #include "results_models.h"
 #include "simulation_models.h"
 #include "simulation_worker.h"
@@ -35,6 +39,7 @@ class QLogValueAxis;
 class QProgressBar;
 class QPushButton;
 class QTabWidget;
+class QTimer;
 class QValueAxis;
 
 namespace kvplan::gui {
@@ -60,6 +65,16 @@ class MainWindow : public QMainWindow {
   const LoadSweepModel& sweep_model() const { return sweep_; }
   const CalibrationModel& calibration_model() const { return calibration_; }
   SimulationRunner& runner() { return runner_; }
+  // The answer: the panel at the top, the background capacity search behind it, and its last
+  // answer (empty while the inputs have none, or the search of the current inputs still runs).
+  const AnswerPanel& answer_panel() const { return *answer_panel_; }
+  BackgroundJob& capacity_job() { return capacity_job_; }
+  const std::optional<plan::CapacityAnswer>& capacity_answer() const { return capacity_answer_; }
+  // Blocks (spinning the event loop) until no capacity search is pending for the current inputs or
+  // `timeout_ms` passes; true when none is (answer_panel().state() then says what is shown). Tests,
+  // --screenshot.
+  bool wait_for_answer(int timeout_ms);
+  double last_provisional_ms() const { return last_provisional_ms_; }  // input change -> provisional figure
   const Analysis& analysis() const { return analysis_; }
 
   // Throws ConfigError (plan/scenario_file.h) for a bad file; the window is unchanged then. Files of
@@ -101,6 +116,10 @@ class MainWindow : public QMainWindow {
   void update_calibration();
   void on_simulation_finished();
   void set_running(bool running);
+  // The answer panel after an input change: the provisional memory figure at once, then the
+  // capacity search (debounced: the search starts once the inputs stop changing).
+  void update_answer();
+  void start_capacity_search();
 
   InputsModel inputs_;
   MemoryBreakdownModel memory_;
@@ -113,6 +132,10 @@ class MainWindow : public QMainWindow {
   CalibrationModel calibration_;
   std::string calibration_key_;  // profile path + GPU the calibration view shows
   SimulationRunner runner_;
+  BackgroundJob capacity_job_;
+  std::optional<plan::CapacityAnswer> capacity_answer_;
+  QTimer* capacity_debounce_ = nullptr;
+  AnswerPanel* answer_panel_ = nullptr;
   Analysis analysis_;
   std::vector<SchemeOverride> schemes_;
   QString scenario_name_;
@@ -148,6 +171,8 @@ class MainWindow : public QMainWindow {
 
   double last_analysis_ms_ = 0;
   double last_update_ms_ = 0;
+  double last_provisional_ms_ = 0;
+  bool step_times_from_datasheet_ = false;
 };
 
 }  // namespace kvplan::gui
