@@ -1,6 +1,7 @@
 // plan/src/report_input.cpp — make_report_input: the analysis a report shows. One memory answer per
 // compared scheme, requests-that-fit against context length, the simulation of the base scheme when
-// the scenario has a workload, and every assumption with its source.
+// the scenario has a workload, its capacity answer (report_capacity.cpp), and every assumption with
+// its source.
 #include <algorithm>
 #include <map>
 
