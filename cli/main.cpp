@@ -178,7 +178,7 @@ int run_command_line(int argc, char** argv) {
                        plain_help("Write plan.json, candidates.csv and front.csv here", "directory"))
       ->type_name("DIR");
 
-  auto* report = app.add_subcommand("report", "Write a report of a scenario: PDF with charts, HTML with SVG charts, CSV, JSON");
+  auto* report = app.add_subcommand("report", "Write a report of a scenario, led by its capacity answer: PDF with charts, HTML with SVG charts, CSV, JSON");
   kvplan::cli::ReportRequest report_request;
   report->add_option("scenario", report_request.scenario, plain_help("Scenario JSON, version 2 or 1 (docs/reports.md)", "path"))
       ->required()

@@ -11,6 +11,8 @@ packages=(
   # Qt 6 for the planner and the PDF report (KVPLAN_BUILD_GUI). Qt6Charts' CMake config needs
   # Qt6OpenGL, whose CMake files are in libqt6opengl6-dev (not pulled in by qt6-base-dev).
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev xvfb xauth
+  # pdftotext and pdftoppm: the report tests read page 1 of the PDF back (tests/gui).
+  poppler-utils
   # The sanitizer build and the libFuzzer targets (scripts/fuzz.sh): clang with its runtimes.
   clang libclang-rt-14-dev
   # The Python module (python/, KVPLAN_BUILD_PYTHON), its tests and examples/sweep_kv_dtypes.py.

@@ -8,6 +8,7 @@
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QPen>
 #include <QSvgRenderer>
 
 #include <algorithm>
@@ -56,6 +57,31 @@ class PdfLayout {
     y_ += 4;
   }
   void paragraph(const std::string& text) { paragraph_with(text, font(9, false)); }
+  // The answer under the title: large, bold, a line of its own.
+  void headline(const std::string& text, const std::string& detail) {
+    y_ += 6;
+    paragraph_with(text, font(24, true));
+    paragraph_with(detail, font(12, false));
+    y_ += 6;
+  }
+  // Warnings in bold red inside a red frame, so they cannot be mistaken for ordinary notes.
+  void warnings(const plan::ReportSection& s) {
+    const double top = y_;
+    const int page = pages_;
+    y_ += 4;
+    painter_.setPen(QColor(198, 40, 40));
+    paragraph_with(s.heading, font(12, true), 6);
+    for (const std::string& p : s.paragraphs) paragraph_with(p, font(9, true), 6);
+    painter_.setPen(Qt::black);
+    y_ += 4;
+    // A frame only when the block stayed on one page (it would be cut by a page break otherwise).
+    if (page == pages_) {
+      painter_.setPen(QPen(QColor(198, 40, 40), 2));
+      painter_.drawRect(QRectF(0, top, width_, y_ - top));
+      painter_.setPen(Qt::black);
+    }
+    y_ += 8;
+  }
 
   void table(const plan::ReportTable& t) {
     const QFont body = font(8, false), head = font(8, true);
@@ -69,10 +95,19 @@ class PdfLayout {
       }
       w[c] = std::min(w[c], 320.0);
     }
-    double total = 0;
-    for (double x : w) total += x;
+    // Too wide: narrow columns (a source word, a number) keep their width and the wide ones, which
+    // wrap well, give up the difference; scaling all of them alike cut "datasheet" to "datash".
+    constexpr double kNarrow = 90;
+    double total = 0, wide = 0;
+    for (double x : w) {
+      total += x;
+      if (x > kNarrow) wide += x;
+    }
     if (total > width_) {
-      for (double& x : w) x *= width_ / total;
+      const double scale = wide > 0 && wide > total - width_ ? (wide - (total - width_)) / wide : width_ / total;
+      for (double& x : w) {
+        if (x > kNarrow || wide <= total - width_) x *= scale;
+      }
     }
     row(t.header, w, head, true);
     for (const auto& r : t.rows) row(r, w, body, false);
@@ -99,6 +134,9 @@ class PdfLayout {
  private:
   static QFont font(double points, bool bold) {
     QFont f("DejaVu Sans");
+    // No ligatures: the PDF's text then reads back (search, copy, pdftotext) as written, "fi" and
+    // not "ﬁ". Shaping is cosmetic for the Latin text of a report.
+    f.setStyleStrategy(QFont::PreferNoShaping);
     f.setPointSizeF(points);
     f.setBold(bold);
     return f;
@@ -106,11 +144,12 @@ class PdfLayout {
   void need(double h) {
     if (y_ > 0 && y_ + h > height_) new_page();
   }
-  void paragraph_with(const std::string& text, const QFont& f) {
+  // `inset`: left and right padding (inside the warnings frame).
+  void paragraph_with(const std::string& text, const QFont& f, double inset = 0) {
     painter_.setFont(f);
-    QRectF box = painter_.boundingRect(QRectF(0, 0, width_, 1e6), Qt::TextWordWrap, q(text));
+    QRectF box = painter_.boundingRect(QRectF(0, 0, width_ - 2 * inset, 1e6), Qt::TextWordWrap, q(text));
     need(box.height());
-    painter_.drawText(QRectF(0, y_, width_, box.height()), Qt::TextWordWrap, q(text));
+    painter_.drawText(QRectF(inset, y_, width_ - 2 * inset, box.height()), Qt::TextWordWrap, q(text));
     y_ += box.height() + 4;
   }
   void row(const std::vector<std::string>& cells, const std::vector<double>& w, const QFont& f, bool header) {
@@ -153,19 +192,26 @@ void write_report_pdf(const plan::ReportInput& in, const std::string& path) {
   writer.setCreator(q("kvplan " + in.kvplan_version));
   {
     PdfLayout page(writer);
+    // Page 1 holds the answer: the headline, its details and the warnings come before anything
+    // long enough to push them off it.
     page.heading(d.title, 18);
     page.paragraph(d.subtitle);
+    page.headline(d.headline, d.headline_detail);
     for (const plan::ReportSection& s : d.sections) {
-      if (s.heading.rfind("Assumptions", 0) == 0) {
-        // Charts on their own pages, between the results and the assumptions (as in the HTML).
+      if (s.prominent) {
+        page.warnings(s);
+      } else {
+        page.heading(s.heading, 14);
+        for (const std::string& p : s.paragraphs) page.paragraph(p);
+        for (const plan::ReportTable& t : s.tables) page.table(t);
+      }
+      if (s.charts_after) {
+        // Charts on their own pages, where the HTML shows them.
         page.new_page();
         page.heading("Charts", 14);
         for (const plan::SvgChart& c : plan::report_svg_charts(in)) page.chart(c);
         page.new_page();
       }
-      page.heading(s.heading, 14);
-      for (const std::string& p : s.paragraphs) page.paragraph(p);
-      for (const plan::ReportTable& t : s.tables) page.table(t);
     }
   }  // the painter ends here and QPdfWriter finishes the file when it goes out of scope
 }

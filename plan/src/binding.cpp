@@ -10,11 +10,8 @@
 
 namespace kvplan::plan {
 
-namespace {
-
-// The SLO's percentile of each latency metric, as the run's check reads it. RunSummary keeps p50,
-// p90, p95 and p99; another percentile has no figure here and gives no margin (the search's
-// meets/fails verdict still uses the exact one).
+// RunSummary keeps p50, p90, p95 and p99; another percentile has no figure here and gives no margin
+// (the search's meets/fails verdict still uses the exact one).
 std::optional<double> at_percentile(const sim::Percentiles& p, double percentile) {
   if (percentile == 50) return p.p50;
   if (percentile == 90) return p.p90;
@@ -23,6 +20,8 @@ std::optional<double> at_percentile(const sim::Percentiles& p, double percentile
   if (percentile == 100) return p.max;
   return std::nullopt;
 }
+
+namespace {
 
 struct Target {
   const char* kind;   // "ttft"

@@ -1,8 +1,12 @@
 // plan/src/report_charts.cpp — report_svg_charts: the report's charts as SVG, built from a
-// ReportInput. HTML embeds them inline; the PDF paints the same documents.
+// ReportInput: latency against load of the capacity search first, then memory and the simulation.
+// HTML embeds them inline; the PDF paints the same documents.
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "kvplan/plan/binding.h"
 #include "kvplan/plan/report.h"
 #include "internal/report_svg.h"
 
@@ -87,6 +91,40 @@ internal::LineChart kv_usage_chart(const sim::SimulationResult& r) {
   return c;
 }
 
+// One latency metric of every capacity probe against its load, at the SLO's percentile, with the
+// target and the answer marked: the reader sees how close the answer runs to the target and how
+// steeply latency rises past it.
+internal::LineChart load_chart(const ReportInput& in, const char* name, const char* words,
+                               sim::Percentiles sim::RunSummary::*metric, double target_ms) {
+  const CapacityAnswer& a = *in.capacity;
+  const double slo_pct = a.config.slo.percentile;
+  // A percentile a RunSummary does not keep: plot p90 and draw no target (it would not compare).
+  const bool kept = at_percentile(sim::Percentiles{}, slo_pct).has_value();
+  const double pct = kept ? slo_pct : 90;
+  std::vector<sim::CapacityProbe> probes = a.search.probes;
+  std::stable_sort(probes.begin(), probes.end(), [](const auto& l, const auto& r) { return l.load < r.load; });
+  internal::LineChart c;
+  c.title = fmt::format("p{:g} {} against load (capacity search)", pct, words);
+  c.x_label = a.users ? "concurrent users (each point one simulated run)" : "requests per second (each point one simulated run)";
+  c.y_label = "ms";
+  c.x_from_zero = true;
+  internal::Series s{fmt::format("p{:g} {}", pct, name), {}};
+  double passing_max = 0;
+  for (const sim::CapacityProbe& p : probes) {
+    const double v = *at_percentile(p.summary.*metric, pct);
+    c.x.push_back(p.load);
+    s.values.push_back(v);
+    if (p.meets) passing_max = std::max(passing_max, v);
+  }
+  c.series.push_back(std::move(s));
+  // The target in the palette's second colour, apart from the curve's first.
+  if (target_ms > 0 && kept) c.y_lines.push_back({"SLO " + latency_words(target_ms), target_ms, 1});
+  c.y_cap = target_ms > 0 ? 2 * target_ms : 2 * passing_max;
+  c.x_mark = a.search.best;
+  c.x_mark_label = "capacity: " + in.capacity_summary->headline;
+  return c;
+}
+
 SvgChart bar(const internal::BarChart& c) {
   return {c.title, internal::render_bar_chart(c), internal::kChartWidth, internal::bar_chart_height(c)};
 }
@@ -98,6 +136,15 @@ SvgChart line(const internal::LineChart& c) {
 
 std::vector<SvgChart> report_svg_charts(const ReportInput& in) {
   std::vector<SvgChart> out;
+  // The capacity answer's charts first, as the answer leads the report.
+  if (in.capacity && in.capacity_summary && !in.capacity->search.probes.empty()) {
+    const sim::Slo& slo = in.capacity->config.slo;
+    out.push_back(line(load_chart(in, "TTFT", "time to first token", &sim::RunSummary::ttft_ms, slo.ttft_ms)));
+    out.push_back(line(load_chart(in, "TPOT", "time per output token", &sim::RunSummary::tpot_ms, slo.tpot_ms)));
+    if (slo.e2e_ms > 0) {
+      out.push_back(line(load_chart(in, "E2E", "end-to-end latency", &sim::RunSummary::e2e_ms, slo.e2e_ms)));
+    }
+  }
   out.push_back(bar(memory_chart(in)));
   if (!in.users_vs_context.context_tokens.empty()) out.push_back(line(users_chart(in)));
   if (in.simulation) {

@@ -1,6 +1,7 @@
 // plan/src/report_data.cpp — the report as data. CSV: one long table (section, scheme, metric,
 // value, unit, source) so every row has the same columns whatever was compared or simulated.
-// JSON: inputs (the scenario file itself), assumptions with sources, results, kvplan version.
+// JSON: the capacity answer, inputs (the scenario file itself), assumptions with sources, results,
+// kvplan version. Both lead with the capacity answer, as the HTML and PDF do.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -36,16 +37,48 @@ std::string num(int64_t v) { return std::to_string(v); }
 
 std::vector<std::string> report_warnings(const ReportInput& in) {
   std::vector<std::string> out;
-  for (const MemoryPlan& p : in.plans) {
-    for (const std::string& w : p.warnings) {
+  auto add = [&](const std::vector<std::string>& warnings) {
+    for (const std::string& w : warnings) {
       if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
     }
-  }
+  };
+  if (in.capacity_summary) add(in.capacity_summary->warnings);
+  for (const MemoryPlan& p : in.plans) add(p.warnings);
   return out;
 }
 
+namespace {
+
+nlohmann::json summary_json(const CapacitySummary& s) {
+  return {{"headline", s.headline}, {"slo", s.slo},         {"binding", s.binding},
+          {"margins", s.margins},   {"cost", s.cost},       {"source_kind", s.source_kind},
+          {"source", s.source},     {"warnings", s.warnings}};
+}
+
+// The answer's rows lead the CSV as it leads the other formats: the number, then its sentences.
+void capacity_csv(const ReportInput& in, CsvWriter& w) {
+  if (!in.capacity || !in.capacity_summary) {
+    w.row("capacity", "", "no_capacity_answer", in.no_capacity_why, "", "kvplan");
+    return;
+  }
+  const CapacityAnswer& a = *in.capacity;
+  const CapacitySummary& s = *in.capacity_summary;
+  const std::string scheme = in.scheme_labels.empty() ? "" : in.scheme_labels.front();
+  w.row("capacity", scheme, "best", num(a.search.best), a.users ? "users" : "req/s", "computed");
+  w.row("capacity", scheme, "headline", s.headline, "", "computed");
+  w.row("capacity", scheme, "slo", s.slo, "", "input");
+  w.row("capacity", scheme, "binding_constraint", a.binding.kind, "", "computed");
+  w.row("capacity", scheme, "binding", s.binding, "", "computed");
+  for (const std::string& m : s.margins) w.row("capacity", scheme, "margin", m, "", "computed");
+  w.row("capacity", scheme, "cost", s.cost, "", "computed");
+  w.row("capacity", scheme, "step_time_source", s.source, "", s.source_kind);
+}
+
+}  // namespace
+
 std::string report_csv(const ReportInput& in) {
   CsvWriter w;
+  capacity_csv(in, w);
   for (const std::string& warning : report_warnings(in)) w.row("warning", "", "warning", warning, "", "kvplan");
   for (size_t i = 0; i < in.answers.size(); ++i) {
     const MemoryAnswer& a = in.answers[i];
@@ -104,6 +137,15 @@ nlohmann::json report_json(const ReportInput& in) {
   nlohmann::json j;
   j["kvplan_version"] = in.kvplan_version;
   j["name"] = in.scenario.name;
+  // The answer first: capacity_json (what `kvplan capacity --json` prints) with the sentences the
+  // other formats lead with; null with the reason when the scenario cannot be searched.
+  if (in.capacity && in.capacity_summary) {
+    j["capacity"] = capacity_json(*in.capacity);
+    j["capacity"]["summary"] = summary_json(*in.capacity_summary);
+  } else {
+    j["capacity"] = nullptr;
+    j["no_capacity_answer"] = in.no_capacity_why;
+  }
   j["warnings"] = report_warnings(in);
   j["inputs"] = scenario_to_json(in.scenario);
   j["assumptions"] = nlohmann::json::array();

@@ -1,10 +1,12 @@
-// plan/src/report_document.cpp — build_report_document: inputs, results (memory per scheme,
-// requests vs context, simulation), assumptions with sources, notes. Numbers are formatted as the
+// plan/src/report_document.cpp — build_report_document: the capacity answer (headline, binding,
+// margins, cost, step-time source), warnings, assumptions with sources, inputs, results (capacity
+// probes, memory per scheme, requests vs context, simulation), notes. Numbers are formatted as the
 // CLI prints them (thousands separators, GiB with two decimals) so a reader can cross-check.
 #include "kvplan/plan/report_document.h"
 
 #include <fmt/format.h>
 
+#include "kvplan/plan/binding.h"
 #include "kvplan/plan/settings.h"
 #include "kvplan/plan/text.h"
 
@@ -136,6 +138,43 @@ ReportSection simulation_section(const ReportInput& in) {
   return s;
 }
 
+// The answer's details, in the order a planner asks about them: what binds, how far the other
+// limits are, what it costs, and how far the step times can be trusted. The strings are
+// summarize_capacity's, the same the planner's answer panel prints.
+ReportSection capacity_section(const CapacitySummary& c) {
+  ReportSection s{"Capacity answer", {c.binding}, {}};
+  if (!c.margins.empty()) {
+    std::string margins;
+    for (const std::string& m : c.margins) margins += (margins.empty() ? "" : "; ") + m;
+    s.paragraphs.push_back("other limits at the answer: " + margins);
+  }
+  s.paragraphs.push_back("cost: " + c.cost);
+  s.paragraphs.push_back(fmt::format("step times ({}): {}", c.source_kind, c.source));
+  return s;
+}
+
+// Every load the search simulated, so the answer can be checked against its evidence.
+ReportSection probes_section(const CapacityAnswer& a) {
+  ReportSection s{"Results: capacity search", {}, {}};
+  s.paragraphs.push_back(fmt::format("{} {} simulated, in the order they ran; the answer is the largest that met "
+                                     "the SLO ({}).",
+                                     a.search.probes.size(), a.users ? "numbers of users" : "rates",
+                                     a.config.slo.describe()));
+  const double pct = at_percentile(sim::Percentiles{}, a.config.slo.percentile) ? a.config.slo.percentile : 90;
+  auto ms = [&](const sim::Percentiles& p) { return fmt::format("{:.1f}", *at_percentile(p, pct)); };
+  ReportTable t{{a.users ? "users" : "requests/s", "meets SLO", fmt::format("p{:g} TTFT ms", pct),
+                 fmt::format("p{:g} TPOT ms", pct), fmt::format("p{:g} E2E ms", pct), "finished", "unfinished",
+                 "preemptions"},
+                {}};
+  for (const sim::CapacityProbe& p : a.search.probes) {
+    const sim::RunSummary& m = p.summary;
+    t.rows.push_back({fmt::format("{:g}", p.load), p.meets ? "yes" : "no", ms(m.ttft_ms), ms(m.tpot_ms), ms(m.e2e_ms),
+                      with_commas(m.finished), with_commas(m.unfinished), with_commas(m.preemptions)});
+  }
+  s.tables.push_back(std::move(t));
+  return s;
+}
+
 ReportSection assumptions_section(const ReportInput& in) {
   ReportSection s{"Assumptions and sources", {}, {}};
   s.paragraphs.push_back(
@@ -170,12 +209,28 @@ ReportDocument build_report_document(const ReportInput& in) {
   d.title = "kvplan report: " + (in.scenario.name.empty() ? std::string("scenario") : in.scenario.name);
   d.subtitle = fmt::format("kvplan {} — {} compared KV scheme{}{}", in.kvplan_version, in.answers.size(),
                            in.answers.size() == 1 ? "" : "s", in.simulation ? ", with a simulated workload" : "");
+  // The answer leads, then everything that qualifies it (warnings, assumptions), then the charts,
+  // then the details it was computed from.
+  if (in.capacity_summary) {
+    d.headline = in.capacity_summary->headline;
+    d.headline_detail = in.capacity_summary->slo;
+    d.sections.push_back(capacity_section(*in.capacity_summary));
+  } else {
+    d.headline = "No capacity answer";
+    d.headline_detail = in.no_capacity_why;
+  }
   const std::vector<std::string> warnings = report_warnings(in);
-  if (!warnings.empty()) d.sections.push_back(ReportSection{"Warnings: read before trusting these figures", warnings, {}});
+  if (!warnings.empty()) {
+    ReportSection w{"Warnings: read before trusting these figures", warnings, {}};
+    w.prominent = true;
+    d.sections.push_back(std::move(w));
+  }
+  d.sections.push_back(assumptions_section(in));
+  d.sections.back().charts_after = true;
   d.sections.push_back(inputs_section(in));
+  if (in.capacity && !in.capacity->search.probes.empty()) d.sections.push_back(probes_section(*in.capacity));
   d.sections.push_back(memory_section(in));
   if (in.simulation && in.simulation_config) d.sections.push_back(simulation_section(in));
-  d.sections.push_back(assumptions_section(in));
   ReportSection notes = notes_section(in);
   if (!notes.paragraphs.empty()) d.sections.push_back(std::move(notes));
   return d;

@@ -25,7 +25,10 @@ constexpr const char* kCss =
     "h1{font-size:1.6em;margin-bottom:0.2em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
     ".sub{color:#666;margin-top:0}table{border-collapse:collapse;margin:0.6em 0;font-size:0.9em}"
     "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f0f0f0}"
-    "figure{margin:1em 0}svg{max-width:100%;height:auto}";
+    "figure{margin:1em 0}svg{max-width:100%;height:auto}"
+    ".headline{font-size:2.4em;font-weight:bold;margin:0.4em 0 0.1em}.headline-detail{font-size:1.3em;margin-top:0}"
+    ".warnings{border:2px solid #c62828;background:#fff3f3;padding:0.2em 1em;margin:1em 0}"
+    ".warnings h2{color:#c62828;border:none}.warnings p{font-weight:bold}";
 
 std::string table_html(const ReportTable& t) {
   std::string out = "<table><thead><tr>";
@@ -63,17 +66,15 @@ std::string report_html(const ReportInput& in) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   out += "<title>" + xml_escape(d.title) + "</title><style>" + kCss + "</style></head><body>\n";
   out += "<h1>" + xml_escape(d.title) + "</h1><p class=\"sub\">" + xml_escape(d.subtitle) + "</p>\n";
-  // Charts follow the results they draw: after the last results section.
-  size_t charts_after = 0;
-  for (size_t i = 0; i < d.sections.size(); ++i) {
-    if (d.sections[i].heading.rfind("Results", 0) == 0) charts_after = i;
-  }
-  for (size_t i = 0; i < d.sections.size(); ++i) {
-    const ReportSection& s = d.sections[i];
+  out += "<p class=\"headline\">" + xml_escape(d.headline) + "</p>\n";
+  out += "<p class=\"headline-detail\">" + xml_escape(d.headline_detail) + "</p>\n";
+  for (const ReportSection& s : d.sections) {
+    if (s.prominent) out += "<div class=\"warnings\">";
     out += "<h2>" + xml_escape(s.heading) + "</h2>\n";
     for (const std::string& p : s.paragraphs) out += "<p>" + xml_escape(p) + "</p>\n";
     for (const ReportTable& t : s.tables) out += table_html(t);
-    if (i == charts_after) {
+    if (s.prominent) out += "</div>\n";
+    if (s.charts_after) {
       out += "<h2>Charts</h2>\n";
       for (const SvgChart& c : report_svg_charts(in)) {
         out += "<figure>" + c.svg + "<figcaption>" + xml_escape(c.title) + "</figcaption></figure>\n";

@@ -1,6 +1,7 @@
 // plan/src/report_input.cpp — make_report_input: the analysis a report shows. One memory answer per
 // compared scheme, requests-that-fit against context length, the simulation of the base scheme when
-// the scenario has a workload, and every assumption with its source.
+// the scenario has a workload, its capacity answer (report_capacity.cpp), and every assumption with
+// its source.
 #include <algorithm>
 #include <map>
 
@@ -11,6 +12,7 @@
 #include "kvplan/plan/report.h"
 #include "kvplan/plan/simulate.h"
 #include "kvplan/plan/text.h"
+#include "internal/report_capacity.h"
 
 namespace kvplan::plan {
 
@@ -56,6 +58,15 @@ void add(ReportInput& in, Assumption a) {
   in.sourced.push_back(std::move(a));
 }
 
+void add_band(ReportInput& in, const ProfileBand& b) {
+  const bool validated = b.ttft_p90_rel_error > 0 || b.tpot_p90_rel_error > 0;
+  add(in, {"latency band (p90 |error| against real serving runs)",
+           validated ? fmt::format("TTFT ±{:.0f}%, TPOT ±{:.0f}%", b.ttft_p90_rel_error * 100, b.tpot_p90_rel_error * 100)
+                     : std::string("not validated"),
+           validated ? "published" : "estimate",
+           validated ? b.how : "this step-time source has not been compared with real serving runs"});
+}
+
 void add_assumptions(ReportInput& in) {
   const MemoryAnswer& base = in.answers.front();
   const GpuSpec& gpu = base.scenario.gpu;
@@ -82,17 +93,32 @@ void add_assumptions(ReportInput& in) {
     if (row.is_default(in.scenario.scenario)) continue;
     add(in, {fmt::format("setting --{} ({})", row.flag, row.file_key()), row.text(in.scenario.scenario), "input", ""});
   }
+  if (in.capacity) {
+    const CapacityAnswer& c = *in.capacity;
+    const sim::CapacitySearch& search = c.search;
+    add(in, {"capacity search", fmt::format("the largest {} simulated that met the SLO", c.users ? "number of users" : "rate"),
+             "estimate",
+             search.best > 0 && search.first_failing > 0
+                 ? fmt::format("loads grow until one fails, then bisect: {:g} met the SLO, {:g} did not ({} probes)",
+                               search.best, search.first_failing, search.probes.size())
+                 : fmt::format("{} probes", search.probes.size())});
+    const DeploymentCost& cost = c.cost;
+    if (cost.priced()) {
+      // A price the scenario gives is an input; a preset's is the vendor's list price.
+      const bool given = cost.source.rfind("given", 0) == 0;
+      add(in, {fmt::format("GPU price ({})", cost.gpu), fmt::format("${:.3f}/GPU-hour", cost.usd_per_gpu_hour),
+               given ? "input" : "datasheet", cost.source});
+    }
+    if (!in.simulation) {
+      add(in, {"step times", c.source.summary, source_word(c.source.kind), ""});
+      add_band(in, c.source.band);
+    }
+  }
   if (in.simulation) {
     const sim::SimulationResult& r = *in.simulation;
     add(in, {"step times", r.step_time_source, source_word(r.step_time_source.substr(0, r.step_time_source.find(' '))),
              ""});
-    const ProfileBand& b = r.latency_band;
-    const bool validated = b.ttft_p90_rel_error > 0 || b.tpot_p90_rel_error > 0;
-    add(in, {"latency band (p90 |error| against real serving runs)",
-             validated ? fmt::format("TTFT ±{:.0f}%, TPOT ±{:.0f}%", b.ttft_p90_rel_error * 100, b.tpot_p90_rel_error * 100)
-                       : std::string("not validated"),
-             validated ? "published" : "estimate", validated ? b.how : "this step-time source has not been compared with "
-                                                                        "real serving runs"});
+    add_band(in, r.latency_band);
     for (const std::string& line : in.simulation->cost_sources) {
       auto colon = line.find(": ");
       std::string cls = colon == std::string::npos ? "step cost" : line.substr(0, colon);
@@ -127,7 +153,13 @@ FitCurve users_vs_context(const std::vector<MemoryAnswer>& answers) {
 
 }  // namespace
 
-ReportInput make_report_input(const ScenarioFile& scenario) {
+Scenario report_base_scenario(const ScenarioFile& scenario) {
+  return scenario.compare.empty() ? scenario.scenario : with_values(scenario.scenario, scenario.compare.front());
+}
+
+ReportInput make_report_input(const ScenarioFile& scenario) { return make_report_input(scenario, std::nullopt); }
+
+ReportInput make_report_input(const ScenarioFile& scenario, std::optional<CapacityAnswer> known) {
   ReportInput in;
   in.scenario = scenario;
   in.kvplan_version = fmt::format("{} ({})", KVPLAN_VERSION, KVPLAN_GIT_COMMIT);
@@ -145,11 +177,13 @@ ReportInput make_report_input(const ScenarioFile& scenario) {
   in.users_vs_context = users_vs_context(in.answers);
   if (scenario.simulate) {
     // The base variant (the scenario plus the first compared variant's settings) is simulated.
-    const Scenario base = with_values(scenario.scenario, schemes.front());
+    const Scenario base = report_base_scenario(scenario);
     const std::string section = scenario.version_read == 1 ? "simulate" : "workload";
     in.simulation_config = in_section(scenario, section, [&] { return simulation_config(base, in.answers.front().scenario); });
     in.simulation = in_section(scenario, section, [&] { return sim::run_simulation(*in.simulation_config); });
   }
+  in_section(scenario, "capacity search",
+             [&] { internal::add_capacity(in, report_base_scenario(scenario), std::move(known)); });
   add_assumptions(in);
   return in;
 }

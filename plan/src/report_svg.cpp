@@ -161,14 +161,23 @@ std::string render_line_chart(const LineChart& c) {
     x_max = xv(c.x.back());
     if (x_max <= x_min) x_max = x_min + 1;
   }
+  const auto x_axis = nice_axis(std::max(x_max, c.x_mark));
+  if (c.x_from_zero) {
+    x_min = 0;
+    x_max = x_axis.first;
+  }
   for (const Series& s : c.series) {
     for (double v : s.values) y_max = std::max(y_max, v);
   }
+  // Room above a reference line, so that it and its label stay clear of the top edge.
+  for (const YLine& l : c.y_lines) y_max = std::max(y_max, l.y * 1.1);
+  const bool clipped = c.y_cap > 0 && y_max > c.y_cap;
+  if (clipped) y_max = c.y_cap;
   // (no structured binding: clang before 16 cannot capture one in a lambda)
   const auto axis = nice_axis(y_max);
   const double axis_max = axis.first, step = axis.second;
   auto px = [&](double x) { return left + (xv(x) - x_min) / (x_max - x_min) * plot_w; };
-  auto py = [&](double y) { return top + plot_h - y / axis_max * plot_h; };
+  auto py = [&](double y) { return top + plot_h - std::min(y, axis_max) / axis_max * plot_h; };
   std::string out = header(kChartWidth, h, c.title);
   for (double t = 0; t <= axis_max + step / 2; t += step) {
     out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>", left, py(t),
@@ -179,7 +188,9 @@ std::string render_line_chart(const LineChart& c) {
                      top + plot_h, left + plot_w);
   // x ticks: every point when there are few (log axes), else five even steps.
   std::vector<double> ticks;
-  if (c.log2_x || c.x.size() <= 8) {
+  if (c.x_from_zero) {
+    for (double t = 0; t <= x_max + x_axis.second / 2; t += x_axis.second) ticks.push_back(t);
+  } else if (c.log2_x || c.x.size() <= 8) {
     ticks = c.x;
   } else if (!c.x.empty()) {
     for (int i = 0; i <= 5; ++i) ticks.push_back(c.x.front() + (c.x.back() - c.x.front()) * i / 5.0);
@@ -198,6 +209,32 @@ std::string render_line_chart(const LineChart& c) {
       points += fmt::format("{:.2f},{:.2f} ", px(c.x[k]), py(c.series[i].values[k]));
     }
     out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>", color(i), points);
+    for (size_t k = 0; c.x_from_zero && k < c.x.size() && k < c.series[i].values.size(); ++k) {
+      out += fmt::format("<circle cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"3\" fill=\"{}\"/>", px(c.x[k]),
+                         py(c.series[i].values[k]), color(i));
+    }
+  }
+  for (const YLine& l : c.y_lines) {
+    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
+                       "stroke-width=\"1.5\" stroke-dasharray=\"6,4\"/>",
+                       left, py(l.y), left + plot_w, color(l.color_index));
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"{}\">{}</text>", left + plot_w - 4,
+                       py(l.y) - 4, color(l.color_index), xml_escape(l.label));
+  }
+  if (c.x_mark > 0) {
+    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#222\" "
+                       "stroke-width=\"1.5\" stroke-dasharray=\"2,3\"/>",
+                       px(c.x_mark), top, top + plot_h);
+    // The label sits left of the line when the line is in the right half, so it stays inside.
+    const bool right_half = px(c.x_mark) > left + plot_w / 2;
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-weight=\"bold\">{}</text>",
+                       px(c.x_mark) + (right_half ? -4 : 4), top + 12, right_half ? "end" : "start",
+                       xml_escape(c.x_mark_label));
+  }
+  if (clipped) {
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" font-size=\"10\" fill=\"#666\">"
+                       "points on the top edge are above {}</text>",
+                       left + plot_w, top - 4, number_text(axis_max));
   }
   out += legend(c.series, h - kLegendRow * legend_rows(c.series) + 4);
   return out + "</svg>";

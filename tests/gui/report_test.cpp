@@ -1,11 +1,8 @@
 // tests/gui/report_test.cpp — the report library: the PDF exists and has pages, the HTML holds
 // the scenario's numbers and SVG charts, the CSV and JSON parse, every assumption has a source, and
 // a bad scenario field fails with a ConfigError naming it.
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -15,6 +12,7 @@
 #include "kvplan/gui/report_pdf.h"
 #include "kvplan/plan/report.h"
 #include "kvplan/plan/text.h"
+#include "report_test_support.h"
 
 namespace kvplan::gui {
 namespace {
@@ -24,19 +22,9 @@ using plan::kSourceWords;
 using plan::make_report_input;
 using plan::ReportFiles;
 using plan::ReportInput;
-
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::count;
+using testing::ReportFilesTest;
+using testing::read_file;
 
 plan::ScenarioFile test_scenario() {
   return plan::parse_scenario_json(R"({"kvplan_scenario": 2, "name": "report test",
@@ -53,17 +41,6 @@ const ReportInput& input() {
   static const ReportInput in = make_report_input(test_scenario());
   return in;
 }
-
-class ReportFilesTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("kvplan_report_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::filesystem::path dir_;
-};
 
 TEST(ReportInputTest, OneAnswerPerSchemeAndTheSimulation) {
   const ReportInput& in = input();
@@ -105,7 +82,7 @@ TEST_F(ReportFilesTest, PdfExistsAndHasPages) {
   ReportFiles files;
   files.pdf = path("r.pdf");
   write_report(input(), files);
-  std::string pdf = read(files.pdf);
+  std::string pdf = read_file(files.pdf);
   ASSERT_GT(pdf.size(), 1000u);
   EXPECT_EQ(pdf.rfind("%PDF", 0), 0u);
   // "/Type /Page" also prefixes "/Type /Pages" (the page tree); count the page objects only.
@@ -119,7 +96,7 @@ TEST_F(ReportFilesTest, HtmlHoldsTheScenarioNumbersAndCharts) {
   ReportFiles files;
   files.html = path("r.html");
   write_report(in, files);
-  std::string html = read(files.html);
+  std::string html = read_file(files.html);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("131,072"), std::string::npos);  // bf16 KV bytes per token
   EXPECT_NE(html.find("65,536"), std::string::npos);   // fp8
@@ -170,7 +147,7 @@ TEST_F(ReportFilesTest, CsvParsesWithOneColumnCount) {
   ReportFiles files;
   files.csv = path("r.csv");
   write_report(in, files);
-  std::istringstream csv(read(files.csv));
+  std::istringstream csv(read_file(files.csv));
   std::string line;
   ASSERT_TRUE(std::getline(csv, line));
   const std::vector<std::string> header = csv_fields(line);
@@ -201,7 +178,7 @@ TEST_F(ReportFilesTest, JsonParsesWithEveryPart) {
   ReportFiles files;
   files.json = path("r.json");
   write_report(in, files);
-  nlohmann::json j = nlohmann::json::parse(read(files.json));
+  nlohmann::json j = nlohmann::json::parse(read_file(files.json));
   for (const char* key : {"inputs", "assumptions", "results", "kvplan_version"}) EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["kvplan_version"], in.kvplan_version);
   EXPECT_EQ(j["inputs"]["kvplan_scenario"], 2);
@@ -228,7 +205,7 @@ TEST_F(ReportFilesTest, AllFormatsAtOnceAndTheShippedExample) {
   ReportFiles files{path("a.pdf"), path("a.html"), path("a.csv"), path("a.json")};
   write_report(in, files);
   for (const std::string& f : {files.pdf, files.html, files.csv, files.json}) EXPECT_GT(std::filesystem::file_size(f), 0u) << f;
-  EXPECT_NE(read(files.html).find("azure_llm_2023_conv.csv"), std::string::npos);
+  EXPECT_NE(read_file(files.html).find("azure_llm_2023_conv.csv"), std::string::npos);
 }
 
 TEST(ReportErrors, BadFieldFailsNamingIt) {

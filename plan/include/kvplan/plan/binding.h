@@ -14,6 +14,7 @@
 //   b.kind;  b.why;  b.margins;          // "tpot"; "..."; p90 TPOT 49.6 of 50 ms = 99%, KV peak 71%
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ struct BindingConstraint {
 // Fractions of a probe's engine steps above which a limit counts as holding requests back: a
 // few blocked steps happen at any load near a burst, and do not by themselves bind.
 inline constexpr double kLimitedStepShare = 0.05;
+
+// The SLO's percentile of a latency metric, as the run's check reads it (p50, p90, p95, p99, max);
+// nullopt for a percentile a RunSummary does not keep.
+std::optional<double> at_percentile(const sim::Percentiles& p, double percentile);
 
 BindingConstraint binding_constraint(const sim::Slo& slo, const sim::CapacitySearch& search, bool users,
                                      const MemoryPlan& plan);

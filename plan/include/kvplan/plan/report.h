@@ -7,8 +7,10 @@
 //   ReportInput in = make_report_input(load_scenario_file("chat.json"));   // runs the analysis
 //   write_report_data(in, ReportFiles{.html = "r.html", .csv = "r.csv", .json = "r.json"});
 //
-// Every report holds the inputs, the assumptions with each number's source (measured, published,
-// transferred or datasheet), the results, and the kvplan version.
+// Every report leads with the capacity answer (plan::find_capacity of the scenario, when it has an
+// SLO target and a workload to search; otherwise the reason there is none), then the warnings, the
+// assumptions with each number's source (measured, published, transferred or datasheet), the
+// charts, the inputs, the results and the kvplan version.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvplan/plan/capacity_summary.h"
 #include "kvplan/plan/memory.h"
 #include "kvplan/plan/scenario_file.h"
+#include "kvplan/plan/simulate.h"
 #include "kvplan/sim/simulation.h"
 
 namespace kvplan::plan {
@@ -56,29 +60,45 @@ struct ReportInput {
   std::optional<sim::SimulationConfig> simulation_config;
   std::vector<std::string> assumptions;  // each with its source: "[source] what: value (note)"
 
+  // The capacity answer of the base variant (report_base_scenario) and its sentences, or why there
+  // is none ("no SLO target given: ..."); exactly one of capacity and no_capacity_why is set.
+  std::optional<CapacityAnswer> capacity;
+  std::optional<CapacitySummary> capacity_summary;
+  std::string no_capacity_why;
+
   std::vector<MemoryAnswer> answers;  // per scheme, same order as plans
   std::vector<Assumption> sourced;         // the structured form of `assumptions`
   FitCurve users_vs_context;
   std::string kvplan_version;              // "0.1.0 (abc1234)"
 };
 
-// Every distinct warning of the compared plans (unknown architecture read as generic, ...), in
-// order: the report leads with them in every format.
+// Every distinct warning of the compared plans (unknown architecture read as generic, ...) and of
+// the capacity answer (step times from the datasheet, ...), in order: the report puts them right
+// after the answer, in every format.
 std::vector<std::string> report_warnings(const ReportInput& input);
 
 struct ReportFiles {
   std::string pdf, html, csv, json;  // empty: not written
 };
 
-// Throws ConfigError naming the scenario field for bad input (flags are validated here).
+// The variant a report simulates and searches: the scenario with the first compared variant's
+// settings on top (the scenario itself when nothing is compared).
+Scenario report_base_scenario(const ScenarioFile& scenario);
+
+// Throws ConfigError naming the scenario field for bad input (flags are validated here), including
+// a capacity search that cannot run ("scenario 'x': capacity search: ...").
 ReportInput make_report_input(const ScenarioFile& scenario);
+// The same with a capacity answer already computed (the planner has one; the report does not search
+// again). `known` must be find_capacity's answer for report_base_scenario(scenario): the report
+// prints it as the answer of this scenario and cannot check that it is. nullopt: search as above.
+ReportInput make_report_input(const ScenarioFile& scenario, std::optional<CapacityAnswer> known);
 
 // Renderers.
 std::string report_html(const ReportInput& input);
 std::string report_csv(const ReportInput& input);
 nlohmann::json report_json(const ReportInput& input);
-// One SVG document per chart: memory breakdown, users vs context, latency percentiles (if
-// simulated), KV usage over time (if simulated).
+// One SVG document per chart: latency against load of the capacity probes (if searched), memory
+// breakdown, users vs context, latency percentiles (if simulated), KV usage over time (if simulated).
 struct SvgChart {
   std::string title;
   std::string svg;  // a complete <svg ...>...</svg> element
