@@ -312,12 +312,10 @@ void MainWindow::build_menus() {
     status_->setText(QStringLiteral("Exporting..."));
     auto error = std::make_shared<QString>();
     const plan::ScenarioFile s = scenario();
-    QThread* t = QThread::create([s, base, error] {
+    std::optional<plan::CapacityAnswer> known = known_capacity_answer(s);
+    QThread* t = QThread::create([s, base, error, known] {
       try {
-        write_report(plan::make_report_input(s), plan::ReportFiles{.pdf = (base + ".pdf").toStdString(),
-                                                       .html = (base + ".html").toStdString(),
-                                                       .csv = (base + ".csv").toStdString(),
-                                                       .json = (base + ".json").toStdString()});
+        write_report(plan::make_report_input(s, known), report_files(base));
       } catch (const std::exception& e) {
         *error = QString::fromUtf8(e.what());
       }
@@ -647,11 +645,23 @@ void MainWindow::load_scenario(const QString& path) {
 
 void MainWindow::save_scenario(const QString& path) const { plan::save_scenario_file(path.toStdString(), scenario()); }
 
+std::optional<plan::CapacityAnswer> MainWindow::known_capacity_answer(const plan::ScenarioFile& s) const {
+  // The report answers its base variant (the inputs with the first compared scheme's overrides);
+  // the panel's answer is reused only when that is exactly the inputs it was searched for.
+  if (!capacity_answer_ || plan::non_default_values(plan::report_base_scenario(s)) != inputs_.values()) return std::nullopt;
+  return capacity_answer_;
+}
+
+plan::ReportFiles MainWindow::report_files(const QString& base) {
+  return plan::ReportFiles{.pdf = (base + ".pdf").toStdString(),
+                           .html = (base + ".html").toStdString(),
+                           .csv = (base + ".csv").toStdString(),
+                           .json = (base + ".json").toStdString()};
+}
+
 void MainWindow::export_report(const QString& base) const {
-  write_report(plan::make_report_input(scenario()), plan::ReportFiles{.pdf = (base + ".pdf").toStdString(),
-                                                                      .html = (base + ".html").toStdString(),
-                                                                      .csv = (base + ".csv").toStdString(),
-                                                                      .json = (base + ".json").toStdString()});
+  const plan::ScenarioFile s = scenario();
+  write_report(plan::make_report_input(s, known_capacity_answer(s)), report_files(base));
 }
 
 void MainWindow::set_schemes(std::vector<SchemeOverride> schemes) {

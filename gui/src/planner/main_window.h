@@ -23,6 +23,7 @@
 #include "calibration_model.h"
 #include "inputs_form.h"
 #include "inputs_model.h"
+#include "kvplan/plan/report.h"
 #include "kvplan/plan/scenario_file.h"
 #include "kvplan/plan/simulate.h"
 #include "results_models.h"
@@ -119,6 +120,9 @@ class MainWindow : public QMainWindow {
   // The answer panel after an input change: the provisional memory figure at once, then the
   // capacity search (debounced: the search starts once the inputs stop changing).
   void update_answer();
+  // The panel's answer when it is the one a report of `s` would search (else empty: it searches).
+  std::optional<plan::CapacityAnswer> known_capacity_answer(const plan::ScenarioFile& s) const;
+  static plan::ReportFiles report_files(const QString& base);
   void start_capacity_search();
 
   InputsModel inputs_;
