@@ -9,6 +9,7 @@
 #include <QTableView>
 #include <QTest>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -162,10 +163,19 @@ TEST(DeploymentsView, ClickingAPointLoadsThatCandidatesScenario) {
   EXPECT_EQ(loaded[2].hardware.gpu, v.front_model().candidate(0).gpu);
   EXPECT_EQ(table->selectionModel()->selectedRows().value(0).row(), 0);
 
+  // A click on the cheapest's ring (drawn over its front point) loads the cheapest.
+  const plan::DeploymentPlan& p = *v.plan();
+  const auto on_front = std::find(p.front.begin(), p.front.end(), *p.cheapest);
+  ASSERT_NE(on_front, p.front.end()) << "the test expects the cheapest on the front";
+  emit v.chart_series().cheapest->clicked(v.chart_series().cheapest->at(0));
+  ASSERT_EQ(loaded.size(), 4u);
+  EXPECT_EQ(loaded[3].hardware.gpu, p.candidates[*p.cheapest].gpu);
+  EXPECT_EQ(loaded[3].hardware.tensor_parallel_size, p.candidates[*p.cheapest].tensor_parallel);
+
   // Out of range: nothing.
   v.activate_front_point(v.front_model().rowCount());
   v.activate_front_point(-1);
-  EXPECT_EQ(loaded.size(), 3u);
+  EXPECT_EQ(loaded.size(), 4u);
 
   // The loaded scenario, set back as the base, asks the same question: the answer stays.
   v.set_base(loaded[0]);
@@ -228,9 +238,20 @@ TEST(DeploymentsView, BadInputShowsTheClisMessage) {
   EXPECT_TRUE(v.error_text().startsWith(QStringLiteral("GPU presets: none checked"))) << v.error_text().toStdString();
   EXPECT_FALSE(v.plan().has_value());
 
-  // Fixed, the message goes.
+  // What only the search itself finds (an open-loop workload for a target in users) arrives from
+  // the background job, with the CLI's message.
+  plan::Scenario open_loop = small_base();
+  plan::set_values(open_loop, {{"users", "0"}, {"rate", "5"}});
+  v.set_base(open_loop);
   v.set_gpus({"h100-sxm"});
   v.set_max_gpus(1);
+  ASSERT_TRUE(v.start_search());
+  ASSERT_TRUE(v.job().wait_for_idle(120'000));
+  EXPECT_TRUE(v.error_text().startsWith(QStringLiteral("--target-users: the workload is open loop"))) << v.error_text().toStdString();
+  EXPECT_FALSE(v.plan().has_value());
+  v.set_base(small_base());
+
+  // Fixed, the message goes.
   ASSERT_TRUE(v.start_search());
   EXPECT_TRUE(v.error_text().isEmpty());
   ASSERT_TRUE(v.job().wait_for_idle(120'000));

@@ -256,6 +256,12 @@ void DeploymentsView::show_plan(const plan::DeploymentSearch& q, plan::Deploymen
   if (series_.front != nullptr) {
     connect(series_.front, &QScatterSeries::clicked, this,
             [this](const QPointF& at) { activate_front_point(nearest_point(*chart_, *series_.front, at)); });
+    // The cheapest's ring is drawn over its point and takes the click meant for it.
+    connect(series_.cheapest, &QScatterSeries::clicked, this, [this] {
+      const std::vector<size_t>& front = plan_->front;
+      const auto at = std::find(front.begin(), front.end(), plan_->cheapest.value_or(plan_->candidates.size()));
+      if (at != front.end()) activate_front_point(static_cast<int>(at - front.begin()));
+    });
   }
   const std::vector<std::string> lines = plan::deployment_cheapest_lines(shown);
   cheapest_->setText(html_lines(lines, shown.cheapest ? shown.candidates[*shown.cheapest].step_time_kind : std::string()));
