@@ -85,31 +85,38 @@ nlohmann::json deployment_plan_json(const DeploymentPlan& p) {
   return j;
 }
 
+std::vector<std::string> deployment_cheapest_lines(const DeploymentPlan& p) {
+  if (!p.cheapest) {
+    return {fmt::format("no candidate serves any load under the SLO ({} candidates)", p.candidates.size())};
+  }
+  const DeploymentCandidate& c = p.candidates[*p.cheapest];
+  std::vector<std::string> out;
+  out.push_back(fmt::format("cheapest deployment for {}: {} replica{} of {} = {} GPUs, ${:.2f}/hour",
+                            load_text(p.target, p.users), c.replicas, c.replicas == 1 ? "" : "s", c.label,
+                            c.replicas * c.gpus_per_replica, c.usd_per_hour));
+  out.push_back(fmt::format("each replica serves {}{} (p90 TTFT {:.0f} ms, p90 TPOT {:.1f} ms); {} in all; binding "
+                            "constraint: {}",
+                            load_text(c.capacity, p.users), c.unbounded ? "+" : "", c.p90_ttft_ms, c.p90_tpot_ms,
+                            load_text(c.served, p.users), c.binding));
+  out.push_back(fmt::format("${:.4f}/hour per {}; ${:.3f} per million output tokens; price: ${:g}/GPU-hour — {}",
+                            c.usd_per_hour / c.served, p.users ? "user" : "req/s",
+                            c.output_tokens_per_s > 0 ? c.replica_usd_per_hour() / (c.output_tokens_per_s * 3600.0) * 1e6
+                                                      : 0.0,
+                            c.usd_per_gpu_hour, c.price_source));
+  out.push_back(fmt::format("step times: {}", c.step_time_source));
+  if (c.step_time_kind == "datasheet") {
+    out.push_back("WARNING: these step times are datasheet estimates, not measured or published timings; the latency "
+                  "answer is unvalidated for this GPU (docs/benchmarks.md)");
+  }
+  return out;
+}
+
 std::string deployment_plan_text(const DeploymentPlan& p, bool explain) {
   std::string out;
   const char* unit = p.users ? "users" : "req/s";
   if (p.partial) out += "PARTIAL: the search was stopped; candidates not reached are listed as such.\n";
-  if (p.cheapest) {
-    const DeploymentCandidate& c = p.candidates[*p.cheapest];
-    out += fmt::format("cheapest deployment for {}: {} replica{} of {} = {} GPUs, ${:.2f}/hour\n",
-                       load_text(p.target, p.users), c.replicas, c.replicas == 1 ? "" : "s", c.label,
-                       c.replicas * c.gpus_per_replica, c.usd_per_hour);
-    out += fmt::format("  each replica serves {}{} (p90 TTFT {:.0f} ms, p90 TPOT {:.1f} ms); {} in all; binding "
-                       "constraint: {}\n",
-                       load_text(c.capacity, p.users), c.unbounded ? "+" : "", c.p90_ttft_ms, c.p90_tpot_ms,
-                       load_text(c.served, p.users), c.binding);
-    out += fmt::format("  ${:.4f}/hour per {}; ${:.3f} per million output tokens; price: ${:g}/GPU-hour — {}\n",
-                       c.usd_per_hour / c.served, p.users ? "user" : "req/s",
-                       c.output_tokens_per_s > 0 ? c.replica_usd_per_hour() / (c.output_tokens_per_s * 3600.0) * 1e6 : 0.0,
-                       c.usd_per_gpu_hour, c.price_source);
-    out += fmt::format("  step times: {}\n", c.step_time_source);
-    if (c.step_time_kind == "datasheet") {
-      out += "  WARNING: these step times are datasheet estimates, not measured or published timings; the latency "
-             "answer is unvalidated for this GPU (docs/benchmarks.md)\n";
-    }
-  } else {
-    out += fmt::format("no candidate serves any load under the SLO ({} candidates)\n", p.candidates.size());
-  }
+  const std::vector<std::string> cheapest = deployment_cheapest_lines(p);
+  for (size_t k = 0; k < cheapest.size(); ++k) out += (k == 0 ? "" : "  ") + cheapest[k] + "\n";
   size_t searched = 0;
   for (const DeploymentCandidate& c : p.candidates) searched += c.capacity > 0 ? 1 : 0;
   out += fmt::format("\nPareto front, one replica: cost per hour against {} served (each point's binding constraint){}\n",

@@ -52,19 +52,6 @@ std::string candidate_label(const DeploymentCandidate& c) {
   return out;
 }
 
-Scenario candidate_scenario(const DeploymentSearch& q, const DeploymentCandidate& c) {
-  Scenario s = q.base;
-  s.hardware.gpu = c.gpu;
-  s.hardware.tensor_parallel_size = c.tensor_parallel;
-  s.hardware.pipeline_parallel_size = c.pipeline_parallel;
-  s.hardware.replicas = 1;
-  s.hardware.prefill_replicas = c.prefill_engines;
-  s.hardware.decode_replicas = c.decode_engines;
-  for (const auto& [k, v] : c.values) setting(k).set(s, v);
-  if (auto it = q.space.gpu_prices.find(c.gpu); it != q.space.gpu_prices.end()) s.cost.usd_per_gpu_hour = it->second;
-  return s;
-}
-
 void check_search(const DeploymentSearch& q) {
   if ((q.target_users > 0) == (q.target_rate > 0)) {
     throw ConfigError("plan: give exactly one target: --target-users N (closed-loop users) or --target-rate R "
@@ -294,6 +281,19 @@ bool better_deployment(const DeploymentCandidate& a, const DeploymentCandidate& 
 }
 
 }  // namespace
+
+Scenario candidate_scenario(const DeploymentSearch& q, const DeploymentCandidate& c) {
+  Scenario s = q.base;
+  s.hardware.gpu = c.gpu;
+  s.hardware.tensor_parallel_size = c.tensor_parallel;
+  s.hardware.pipeline_parallel_size = c.pipeline_parallel;
+  s.hardware.replicas = 1;
+  s.hardware.prefill_replicas = c.prefill_engines;
+  s.hardware.decode_replicas = c.decode_engines;
+  for (const auto& [k, v] : c.values) setting(k).set(s, v);
+  if (auto it = q.space.gpu_prices.find(c.gpu); it != q.space.gpu_prices.end()) s.cost.usd_per_gpu_hour = it->second;
+  return s;
+}
 
 std::vector<DeploymentCandidate> enumerate_candidates(const DeploymentSearch& q) {
   check_search(q);

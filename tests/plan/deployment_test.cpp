@@ -8,12 +8,14 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "kvplan/core/error.h"
 #include "kvplan/plan/deployment.h"
 #include "kvplan/plan/simulate.h"
+#include "../support/small_deployment.h"
 
 namespace kvplan::plan {
 namespace {
@@ -21,16 +23,7 @@ namespace {
 // Llama-3.1-8B chat users with short fixed lengths, 20 s per probe: each search takes milliseconds.
 DeploymentSearch small_search() {
   DeploymentSearch q;
-  set_values(q.base, {{"model", "llama-3.1-8b"},
-                      {"max-model-len", "4096"},
-                      {"users", "8"},
-                      {"think-time", "2"},
-                      {"prompt-lengths", "fixed:512"},
-                      {"output-lengths", "fixed:64"},
-                      {"duration", "20"},
-                      {"seed", "3"},
-                      {"slo-ttft-ms", "400"},
-                      {"slo-tpot-ms", "40"}});
+  q.base = test::small_deployment_base();
   q.target_users = 500;
   q.space.gpus = {"l4", "a10g", "l40s", "a100-80gb", "h100-sxm"};
   q.space.max_gpus = 2;
@@ -200,6 +193,47 @@ TEST(DeploymentSearch, DisaggregatedUnitsCountEveryEngine) {
   }
   q.space.disaggregation = {{1, 0}};
   EXPECT_THROW(search_deployments(q), ConfigError);
+}
+
+// The scenario a candidate was searched with is the base with only its GPU, TP, PP, one replica and
+// its price changed, and find_capacity on it gives the candidate's capacity (what the planner loads
+// when a point of the front is clicked).
+TEST(DeploymentSearch, CandidateScenarioIsTheBaseWithTheCandidatesHardware) {
+  DeploymentSearch q = small_search();
+  set_values(q.base, {{"gpu", "l4"}, {"replicas", "3"}});
+  q.space.gpus = {"a100-80gb"};
+  q.space.tensor_parallel = {2};
+  const DeploymentPlan p = search_deployments(q);
+  ASSERT_EQ(p.candidates.size(), 1u);
+  const DeploymentCandidate& c = p.candidates[0];
+  ASSERT_EQ(c.status, "searched");
+  const Scenario s = candidate_scenario(q, c);
+  EXPECT_EQ(s.hardware.gpu, "a100-80gb");
+  EXPECT_EQ(s.hardware.tensor_parallel_size, 2);
+  EXPECT_EQ(s.hardware.pipeline_parallel_size, 1);
+  EXPECT_EQ(s.hardware.replicas, 1);
+  EXPECT_DOUBLE_EQ(s.cost.usd_per_gpu_hour, 2.0);
+  EXPECT_DOUBLE_EQ(find_capacity(s).search.best, c.capacity);
+  // Everything else is the base's.
+  Scenario back = s;
+  back.hardware = q.base.hardware;
+  back.cost = q.base.cost;
+  EXPECT_EQ(non_default_values(back), non_default_values(q.base));
+  EXPECT_NE(non_default_values(s), non_default_values(q.base));
+}
+
+TEST(DeploymentSearch, CheapestLinesAreTheTextsFirstLines) {
+  const DeploymentPlan p = search_deployments(small_search());
+  const std::vector<std::string> lines = deployment_cheapest_lines(p);
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_EQ(lines[0].rfind("cheapest deployment for 500 users: ", 0), 0u) << lines[0];
+  const std::string text = deployment_plan_text(p, false);
+  EXPECT_EQ(text.rfind(lines[0] + "\n  " + lines[1] + "\n", 0), 0u) << text;
+  DeploymentPlan none = p;
+  none.cheapest.reset();
+  EXPECT_EQ(deployment_cheapest_lines(none),
+            std::vector<std::string>{fmt::format("no candidate serves any load under the SLO ({} candidates)",
+                                                 p.candidates.size())});
 }
 
 TEST(DeploymentSearch, WeightsThatDoNotFitAreNeverSimulated) {

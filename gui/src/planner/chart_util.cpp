@@ -49,6 +49,14 @@ void replace_series(QXYSeries* series, const QAbstractItemModel& model, int x_co
   series->replace(model_points(model, x_column, y_column, max_points));
 }
 
+void clear_chart(QChart* chart) {
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) {
+    chart->removeAxis(a);
+    delete a;
+  }
+}
+
 void fit_axes(QChart* chart, QValueAxis* x_axis, QValueAxis* y_axis) {
   double x0 = std::numeric_limits<double>::max(), x1 = std::numeric_limits<double>::lowest();
   double y1 = 0;

@@ -19,6 +19,8 @@ namespace kvplan::gui {
 // point and its min and max y (in row order), so peaks survive the down-sampling.
 QList<QPointF> model_points(const QAbstractItemModel& model, int x_column, int y_column, int max_points);
 void replace_series(QXYSeries* series, const QAbstractItemModel& model, int x_column, int y_column, int max_points);
+// Removes every series and axis of the chart (for charts redrawn whole when their data changes).
+void clear_chart(QChart* chart);
 // Axis ranges covering every XY series of the chart (y from 0), padded 5% at the top.
 void fit_axes(QChart* chart, QValueAxis* x_axis, QValueAxis* y_axis);
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "calibration_model.h"
+#include "chart_util.h"
 #include "results_models.h"
 
 namespace kvplan::gui {
@@ -20,14 +21,6 @@ namespace kvplan::gui {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-void clear_chart(QChart* chart) {
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) {
-    chart->removeAxis(a);
-    delete a;
-  }
-}
 
 }  // namespace
 

@@ -136,8 +136,17 @@ DeploymentPlan search_deployments(const DeploymentSearch& search);
 
 // The candidates of a space, in enumeration order, before anything is evaluated (status empty).
 std::vector<DeploymentCandidate> enumerate_candidates(const DeploymentSearch& search);
+// The scenario one candidate was searched with: the base with the candidate's GPU, TP, PP, serving
+// split and axis values, one replica (and the price given for its GPU, if any). Running
+// find_capacity on it gives the candidate's answer; the planner loads it when a point is clicked.
+Scenario candidate_scenario(const DeploymentSearch& search, const DeploymentCandidate& c);
 
 nlohmann::json deployment_plan_json(const DeploymentPlan& p);
+// The cheapest deployment as the lines `kvplan plan` prints first (the planner shows the same):
+// the deployment and its cost, what each replica serves and its binding constraint, the cost per
+// user and the price's source, the step times' source, and a WARNING line when those are datasheet
+// estimates. One line saying no candidate serves any load when there is no cheapest.
+std::vector<std::string> deployment_cheapest_lines(const DeploymentPlan& p);
 // The cheapest deployment, the front with each point's binding constraint, then (explain) every
 // candidate with its status and why.
 std::string deployment_plan_text(const DeploymentPlan& p, bool explain);
