@@ -73,6 +73,11 @@ TEST(CompareModel, CellsThatDifferFromCurrentAreHighlightedAndEqualOnesAreNot) {
   EXPECT_EQ(m.text(CompareModel::kHeadlineRow, 0), "searching…");
   EXPECT_FALSE(m.differs(CompareModel::kHeadlineRow, 1));
   EXPECT_EQ(m.text(CompareModel::kKvBytesPerTokenRow, 0), "65,536 B");  // fp8: half of bf16's 131,072
+
+  // The window's search failed: the answer rows say why, and are not marked as differences.
+  view.set_current_capacity_failed(QStringLiteral("capacity: give at least one SLO target"));
+  EXPECT_EQ(m.text(CompareModel::kHeadlineRow, 0), "capacity: give at least one SLO target");
+  EXPECT_FALSE(m.differs(CompareModel::kHeadlineRow, 1));
 }
 
 TEST(CompareModel, KvBytesPerTokenIsPerGpuAndHalvesWhenTensorParallelDoubles) {

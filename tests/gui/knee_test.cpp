@@ -5,6 +5,7 @@
 #include <QChart>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QValueAxis>
 
 #include <gtest/gtest.h>
 
@@ -112,6 +113,7 @@ TEST(KneeView, SeriesHoldTheModelsPointsAndTheLinesSitAtTheTargetAndTheCapacity)
   KneeModel m;
   KneeView view(&m);
   EXPECT_TRUE(view.showing_placeholder());
+  EXPECT_TRUE(view.placeholder().contains("run the capacity search")) << view.placeholder().toStdString();
 
   m.set_probes({probe(2, 100, 10, true), probe(4, 200, 12, true), probe(8, 3000, 40, false)}, slo(0, 20), 4, true,
                QStringLiteral("tpot"));
@@ -151,6 +153,29 @@ TEST(KneeView, SeriesHoldTheModelsPointsAndTheLinesSitAtTheTargetAndTheCapacity)
   EXPECT_TRUE(view.tpot().capacity->points().isEmpty());
   m.clear();
   EXPECT_TRUE(view.showing_placeholder());
+
+  // A rate: loads in requests per second on the axis and the capacity's label.
+  m.set_probes({probe(0.5, 100, 10, true), probe(1, 200, 12, true), probe(2, 3000, 40, false)}, slo(1000, 0), 1.3,
+               false, QStringLiteral("ttft"));
+  EXPECT_EQ(view.ttft().capacity->pointLabelsFormat(), "capacity: 1.3 req/s");
+  EXPECT_EQ(view.ttft().x->titleText(), "load (requests/s)");
+  EXPECT_TRUE(view.ttft().chart->title().contains("binds"));
+  EXPECT_TRUE(view.tpot().slo->points().isEmpty());
+}
+
+TEST(KneeView, AnAnswerWithNothingSimulatedSaysWhy) {
+  KneeModel m;
+  KneeView view(&m);
+  plan::CapacityAnswer a;  // no probes: what find_capacity answers when the weights leave no KV budget
+  a.users = true;
+  a.config.slo = slo(0, 50);
+  a.plan.fits = false;
+  a.binding.kind = "weights";
+  m.set_answer(a, {});
+  EXPECT_TRUE(view.showing_placeholder());
+  EXPECT_EQ(view.placeholder(), "No load was simulated for this answer.");
+  EXPECT_EQ(view.caption(), m.summary());
+  EXPECT_TRUE(view.caption().startsWith(QString::fromStdString(plan::summarize_capacity(a).headline)));
 }
 
 TEST(KneeProbes, ARealSearchAndItsExtraLoadsStraddleTheBindingCrossing) {

@@ -87,10 +87,9 @@ KneeView::KneeView(KneeModel* model, QWidget* parent) : QWidget(parent), model_(
   panels_[0] = make_panel(QStringLiteral("TTFT"));
   panels_[1] = make_panel(QStringLiteral("TPOT"));
 
-  auto* placeholder = new QLabel(QStringLiteral(
-      "No capacity answer yet: run the capacity search (it needs an SLO target) to see latency against load."));
-  placeholder->setAlignment(Qt::AlignCenter);
-  placeholder->setWordWrap(true);
+  placeholder_ = new QLabel;
+  placeholder_->setAlignment(Qt::AlignCenter);
+  placeholder_->setWordWrap(true);
 
   auto* charts = new QWidget;
   auto* chart_row = new QHBoxLayout(charts);
@@ -108,7 +107,7 @@ KneeView::KneeView(KneeModel* model, QWidget* parent) : QWidget(parent), model_(
   split->setStretchFactor(1, 1);
 
   stack_ = new QStackedWidget;
-  stack_->addWidget(placeholder);
+  stack_->addWidget(placeholder_);
   stack_->addWidget(split);
   caption_ = new QLabel;
   caption_->setWordWrap(true);
@@ -123,11 +122,18 @@ KneeView::KneeView(KneeModel* model, QWidget* parent) : QWidget(parent), model_(
 
 bool KneeView::showing_placeholder() const { return stack_->currentIndex() == 0; }
 QString KneeView::caption() const { return caption_->text(); }
+QString KneeView::placeholder() const { return placeholder_->text(); }
 
 void KneeView::redraw() {
   if (model_->empty()) {
     stack_->setCurrentIndex(0);
-    caption_->clear();
+    // An answer without probes (the weights leave no room for KV) says so; no answer yet says how
+    // to get one.
+    caption_->setText(model_->summary());
+    placeholder_->setText(model_->summary().isEmpty()
+                              ? QStringLiteral("No capacity answer yet: run the capacity search (it needs an SLO "
+                                               "target) to see latency against load.")
+                              : QStringLiteral("No load was simulated for this answer."));
     return;
   }
   stack_->setCurrentIndex(1);

@@ -39,6 +39,7 @@ class KneeView : public QWidget {
   const Panel& ttft() const { return panels_[0]; }
   const Panel& tpot() const { return panels_[1]; }
   bool showing_placeholder() const;
+  QString placeholder() const;  // what the view says instead of charts
   QString caption() const;  // the line above the charts: SLO sentence and binding
 
  private:
@@ -49,6 +50,7 @@ class KneeView : public QWidget {
   Panel panels_[2];
   QStackedWidget* stack_ = nullptr;
   QLabel* caption_ = nullptr;
+  QLabel* placeholder_ = nullptr;
 };
 
 }  // namespace kvplan::gui
