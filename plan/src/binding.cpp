@@ -6,20 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/plan/summary_percentile.h"
 #include "kvplan/sim/metrics.h"
 
 namespace kvplan::plan {
-
-// RunSummary keeps p50, p90, p95 and p99; another percentile has no figure here and gives no margin
-// (the search's meets/fails verdict still uses the exact one).
-std::optional<double> at_percentile(const sim::Percentiles& p, double percentile) {
-  if (percentile == 50) return p.p50;
-  if (percentile == 90) return p.p90;
-  if (percentile == 95) return p.p95;
-  if (percentile == 99) return p.p99;
-  if (percentile == 100) return p.max;
-  return std::nullopt;
-}
 
 namespace {
 
@@ -67,7 +57,7 @@ BindingConstraint binding_constraint(const sim::Slo& slo, const sim::CapacitySea
   if (search.best > 0) {
     const sim::RunSummary& s = search.at_best;
     for (const Target& t : targets(slo)) {
-      if (auto v = at_percentile(s.*t.metric, slo.percentile)) {
+      if (auto v = summary_percentile(s.*t.metric, slo.percentile)) {
         b.margins.push_back({t.kind, fmt::format("p{:g} {}", slo.percentile, t.label), *v, t.target_ms, "ms"});
       }
     }
@@ -99,7 +89,7 @@ BindingConstraint binding_constraint(const sim::Slo& slo, const sim::CapacitySea
   double worst = 0;
   bool queueing_fails = false;  // TTFT or E2E: what a request kept waiting shows first
   for (const Target& t : targets(slo)) {
-    auto v = at_percentile(f.*t.metric, slo.percentile);
+    auto v = summary_percentile(f.*t.metric, slo.percentile);
     if (!v || *v <= t.target_ms) continue;
     if (std::string(t.kind) != "tpot") queueing_fails = true;
     if (*v / t.target_ms > worst) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/plan/summary_percentile.h"
 #include "kvplan/plan/binding.h"
 #include "kvplan/plan/report.h"
 #include "internal/report_svg.h"
@@ -99,7 +100,7 @@ internal::LineChart load_chart(const ReportInput& in, const char* name, const ch
   const CapacityAnswer& a = *in.capacity;
   const double slo_pct = a.config.slo.percentile;
   // A percentile a RunSummary does not keep: plot p90 and draw no target (it would not compare).
-  const bool kept = at_percentile(sim::Percentiles{}, slo_pct).has_value();
+  const bool kept = summary_percentile(sim::Percentiles{}, slo_pct).has_value();
   const double pct = kept ? slo_pct : 90;
   std::vector<sim::CapacityProbe> probes = a.search.probes;
   std::stable_sort(probes.begin(), probes.end(), [](const auto& l, const auto& r) { return l.load < r.load; });
@@ -111,7 +112,7 @@ internal::LineChart load_chart(const ReportInput& in, const char* name, const ch
   internal::Series s{fmt::format("p{:g} {}", pct, name), {}};
   double passing_max = 0;
   for (const sim::CapacityProbe& p : probes) {
-    const double v = *at_percentile(p.summary.*metric, pct);
+    const double v = *summary_percentile(p.summary.*metric, pct);
     c.x.push_back(p.load);
     s.values.push_back(v);
     if (p.meets) passing_max = std::max(passing_max, v);

@@ -2,6 +2,7 @@
 // margins, cost, step-time source), warnings, assumptions with sources, inputs, results (capacity
 // probes, memory per scheme, requests vs context, simulation), notes. Numbers are formatted as the
 // CLI prints them (thousands separators, GiB with two decimals) so a reader can cross-check.
+#include "kvplan/plan/summary_percentile.h"
 #include "kvplan/plan/report_document.h"
 
 #include <fmt/format.h>
@@ -160,8 +161,8 @@ ReportSection probes_section(const CapacityAnswer& a) {
                                      "the SLO ({}).",
                                      a.search.probes.size(), a.users ? "numbers of users" : "rates",
                                      a.config.slo.describe()));
-  const double pct = at_percentile(sim::Percentiles{}, a.config.slo.percentile) ? a.config.slo.percentile : 90;
-  auto ms = [&](const sim::Percentiles& p) { return fmt::format("{:.1f}", *at_percentile(p, pct)); };
+  const double pct = summary_percentile(sim::Percentiles{}, a.config.slo.percentile) ? a.config.slo.percentile : 90;
+  auto ms = [&](const sim::Percentiles& p) { return fmt::format("{:.1f}", *summary_percentile(p, pct)); };
   ReportTable t{{a.users ? "users" : "requests/s", "meets SLO", fmt::format("p{:g} TTFT ms", pct),
                  fmt::format("p{:g} TPOT ms", pct), fmt::format("p{:g} E2E ms", pct), "finished", "unfinished",
                  "preemptions"},

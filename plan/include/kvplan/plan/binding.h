@@ -46,10 +46,6 @@ struct BindingConstraint {
 // few blocked steps happen at any load near a burst, and do not by themselves bind.
 inline constexpr double kLimitedStepShare = 0.05;
 
-// The SLO's percentile of a latency metric, as the run's check reads it (p50, p90, p95, p99, max);
-// nullopt for a percentile a RunSummary does not keep.
-std::optional<double> at_percentile(const sim::Percentiles& p, double percentile);
-
 BindingConstraint binding_constraint(const sim::Slo& slo, const sim::CapacitySearch& search, bool users,
                                      const MemoryPlan& plan);
 nlohmann::json binding_json(const BindingConstraint& b);
