@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "kvplan/plan/summary_percentile.h"
 #include "kvplan/plan/binding.h"
 #include "kvplan/plan/report.h"
+#include "kvplan/plan/summary_percentile.h"
 #include "internal/report_svg.h"
 
 namespace kvplan::plan {

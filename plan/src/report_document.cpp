@@ -2,11 +2,11 @@
 // margins, cost, step-time source), warnings, assumptions with sources, inputs, results (capacity
 // probes, memory per scheme, requests vs context, simulation), notes. Numbers are formatted as the
 // CLI prints them (thousands separators, GiB with two decimals) so a reader can cross-check.
-#include "kvplan/plan/summary_percentile.h"
 #include "kvplan/plan/report_document.h"
 
 #include <fmt/format.h>
 
+#include "kvplan/plan/summary_percentile.h"
 #include "kvplan/plan/binding.h"
 #include "kvplan/plan/settings.h"
 #include "kvplan/plan/text.h"
