@@ -81,6 +81,12 @@ TEST(PlannerAnswer, HeadlineEqualsKvplanCapacityForTheSameScenario) {
   EXPECT_TRUE(details.contains(QStringLiteral("binding: "))) << details.toStdString();
   EXPECT_TRUE(details.contains(QStringLiteral("$"))) << details.toStdString();
   EXPECT_TRUE(details.contains(QStringLiteral("validation p90 error"))) << details.toStdString();
+  // The knee view has the same answer, and loads on both sides of it.
+  const KneeModel& knee = w.knee_model();
+  EXPECT_EQ(knee.capacity(), best);
+  ASSERT_FALSE(knee.empty());
+  EXPECT_LT(knee.rows().front().load, best);
+  EXPECT_GT(knee.rows().back().load, best);
 
   // An input change takes the answer back to provisional at once: the old figure is not current.
   enter(w, "slo-tpot-ms", QStringLiteral("40"));

@@ -28,7 +28,7 @@ TEST(PlannerSmoke, OpenChangeRunExport) {
   MainWindow w;
   w.show();
   QApplication::processEvents();
-  ASSERT_EQ(w.view_names().size(), 8);
+  ASSERT_EQ(w.view_names().size(), 10);
   ASSERT_EQ(w.comparison_model().rowCount(), 5);
   const qlonglong before = w.capacity_model().index(199, 1).data().toLongLong();
 

@@ -95,8 +95,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), schemes_(default_
   capacity_debounce_->setInterval(150);
   connect(capacity_debounce_, &QTimer::timeout, this, &MainWindow::start_capacity_search);
   connect(&capacity_job_, &BackgroundJob::progress, answer_panel_, &AnswerPanel::show_progress);
-  connect(&capacity_job_, &BackgroundJob::failed, this,
-          [this](const QString& message) { answer_panel_->show_failed(QStringLiteral("capacity search: ") + message); });
+  connect(&capacity_job_, &BackgroundJob::failed, this, [this](const QString& message) {
+    answer_panel_->show_failed(QStringLiteral("capacity search: ") + message);
+    compare_view_->set_current_capacity_failed(message);
+  });
   connect(&runner_, &SimulationRunner::progress, progress_, &QProgressBar::setValue);
   connect(&runner_, &SimulationRunner::finished, this, &MainWindow::on_simulation_finished);
   connect(&runner_, &SimulationRunner::cancelled, this, [this] {
@@ -221,21 +223,10 @@ void MainWindow::build_ui() {
   capacity_chart_->addAxis(capacity_y_, Qt::AlignLeft);
   tabs_->addTab(chart_with_table(new_chart_view(capacity_chart_), &capacity_), QStringLiteral("Users vs context"));
 
-  // TTFT / TPOT percentiles against load, with the SLO lines.
-  load_chart_ = new QChart;
-  load_chart_->setTitle(QStringLiteral("Latency percentiles against load (dashed: SLO)"));
-  std::tie(load_x_, load_y_) = add_axes(load_chart_, QStringLiteral("load"), QStringLiteral("ms"));
-  for (const char* name : {"TTFT p50", "TTFT p90", "TTFT p99", "TPOT p50", "TPOT p90", "TPOT p99", "SLO TTFT", "SLO TPOT"}) {
-    QLineSeries* s = add_line(load_chart_, QString::fromLatin1(name), load_x_, load_y_);
-    s->setPointsVisible(!QString::fromLatin1(name).startsWith("SLO"));
-    if (QString::fromLatin1(name).startsWith("SLO")) {
-      QPen pen(Qt::DashLine);
-      pen.setWidth(2);
-      pen.setColor(QString::fromLatin1(name).endsWith("TTFT") ? QColor(0xc0, 0x30, 0x30) : QColor(0x30, 0x30, 0xc0));
-      s->setPen(pen);
-    }
-  }
-  tabs_->addTab(chart_with_table(new_chart_view(load_chart_), &sweep_), QStringLiteral("Latency vs load"));
+  // The knee of the capacity answer: TTFT and TPOT percentiles against load, each on its own log
+  // axis, with the SLO lines and the capacity marked (knee_view.h).
+  knee_view_ = new KneeView(&knee_);
+  tabs_->addTab(knee_view_, QStringLiteral("Latency vs load"));
 
   // KV usage and fragmentation over simulated time.
   time_chart_ = new QChart;
@@ -270,7 +261,17 @@ void MainWindow::build_ui() {
   comparison_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   comparison_view->horizontalHeader()->setStretchLastSection(true);
   comparison_layout->addWidget(comparison_view, 1);
-  tabs_->addTab(comparison_panel, QStringLiteral("Comparison"));
+  tabs_->addTab(comparison_panel, QStringLiteral("KV schemes"));
+
+  // Two to four whole scenarios side by side, with their answers (compare_view.h).
+  compare_view_ = new CompareView;
+  tabs_->addTab(compare_view_, QStringLiteral("Compare"));
+
+  // `kvplan plan` over the inputs: the cost/users front; a clicked point becomes the inputs.
+  deployments_view_ = new DeploymentsView;
+  tabs_->addTab(deployments_view_, QStringLiteral("Deployments"));
+  connect(deployments_view_, &DeploymentsView::load_requested, this,
+          [this](const plan::Scenario& scenario) { inputs_.set_scenario(scenario); });
   connect(schemes_edit_, &QLineEdit::editingFinished, this, [this] { set_schemes_text(schemes_edit_->text()); });
 
   // Calibration: measured kernels against the fitted profile (when the profile input is set).
@@ -402,6 +403,8 @@ std::pair<int64_t, QString> mean_request(const sim::SimulationConfig& c, int64_t
 void MainWindow::update_answer() {
   // Whatever was shown belongs to other inputs now: no search result may land after this point.
   capacity_job_.cancel();
+  knee_job_.cancel();
+  knee_.clear();
   capacity_debounce_->stop();
   capacity_answer_.reset();
   step_times_from_datasheet_ = false;
@@ -421,6 +424,8 @@ void MainWindow::update_answer() {
     return;
   }
   step_times_from_datasheet_ = sim::resolve_step_time_source(config).kind == "datasheet";
+  compare_view_->set_current(inputs_.scenario());
+  deployments_view_->set_base(inputs_.scenario());
   const plan::MemoryAnswer& m = *analysis_.base;
   ProvisionalAnswer p;
   std::tie(p.tokens, p.length_note) = mean_request(config, m.plan.max_model_len);
@@ -448,7 +453,19 @@ void MainWindow::start_capacity_search() {
       [this, answer] {
         capacity_answer_ = std::move(*answer);
         answer_panel_->show_answer(plan::summarize_capacity(*capacity_answer_));
+        compare_view_->set_current_capacity(*capacity_answer_);
+        start_knee_probes();
       });
+}
+
+void MainWindow::start_knee_probes() {
+  auto answer = std::make_shared<const plan::CapacityAnswer>(*capacity_answer_);
+  knee_.set_answer(*answer, {});  // the search's own probes at once; the loads around them follow
+  auto extra = std::make_shared<std::vector<sim::CapacityProbe>>();
+  knee_job_.start([answer, extra](const BackgroundJob::Control& control) {
+    *extra = run_knee_probes(*answer, knee_extra_loads(*answer), control.stop);
+  },
+                  [this, answer, extra] { knee_.set_answer(*answer, *extra); });
 }
 
 bool MainWindow::wait_for_answer(int timeout_ms) {
@@ -460,13 +477,14 @@ bool MainWindow::wait_for_answer(int timeout_ms) {
       QThread::msleep(2);
       continue;
     }
-    if (!capacity_job_.running()) break;
-    capacity_job_.wait_for_idle(static_cast<int>(std::max<qint64>(1, timeout_ms - clock.elapsed())));
+    BackgroundJob* busy = capacity_job_.running() ? &capacity_job_ : knee_job_.running() ? &knee_job_ : nullptr;
+    if (busy == nullptr) break;
+    busy->wait_for_idle(static_cast<int>(std::max<qint64>(1, timeout_ms - clock.elapsed())));
   }
   QCoreApplication::processEvents();
   // Done when nothing is pending: the answer is current, or there is nothing to search (no SLO
   // target, invalid inputs, weights that do not fit), or the search failed (the panel says why).
-  return !capacity_debounce_->isActive() && !capacity_job_.running();
+  return !capacity_debounce_->isActive() && !capacity_job_.running() && !knee_job_.running();
 }
 
 QString MainWindow::warning_text() const { return warning_banner_->isHidden() ? QString() : warning_banner_->text(); }
@@ -513,25 +531,6 @@ void MainWindow::update_capacity_chart() {
 }
 
 void MainWindow::update_simulation_charts() {
-  const QList<QAbstractSeries*> load_series = load_chart_->series();
-  const int columns[] = {LoadSweepModel::kTtftP50Column, LoadSweepModel::kTtftP90Column, LoadSweepModel::kTtftP99Column,
-                         LoadSweepModel::kTpotP50Column, LoadSweepModel::kTpotP90Column, LoadSweepModel::kTpotP99Column};
-  for (int i = 0; i < 6; ++i) {
-    replace_series(static_cast<QXYSeries*>(load_series[i]), sweep_, LoadSweepModel::kLoadColumn, columns[i], kMaxChartPoints);
-  }
-  // SLO lines span the swept loads; a target of 0 is not checked and gets no line.
-  const int rows = sweep_.rowCount();
-  const double x0 = rows > 0 ? sweep_.index(0, 0).data(Qt::EditRole).toDouble() : 0;
-  const double x1 = rows > 0 ? sweep_.index(rows - 1, 0).data(Qt::EditRole).toDouble() : 1;
-  auto slo_line = [&](QAbstractSeries* s, double ms) {
-    auto* xy = static_cast<QXYSeries*>(s);
-    xy->replace(ms > 0 && rows > 0 ? QList<QPointF>{{x0, ms}, {x1, ms}} : QList<QPointF>{});
-  };
-  slo_line(load_series[6], sweep_.slo().ttft_ms);
-  slo_line(load_series[7], sweep_.slo().tpot_ms);
-  load_x_->setTitleText(sweep_.load_is_users() ? QStringLiteral("users") : QStringLiteral("load (requests/s or trace speed)"));
-  fit_axes(load_chart_, load_x_, load_y_);
-
   const QList<QAbstractSeries*> time_series = time_chart_->series();
   const int time_columns[] = {TimeSeriesModel::kUsedColumn, TimeSeriesModel::kAllocatedColumn,
                               TimeSeriesModel::kFragmentationColumn, TimeSeriesModel::kCapacityColumn};

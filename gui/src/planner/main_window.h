@@ -21,6 +21,10 @@
 #include "answer_panel.h"
 #include "background_job.h"
 #include "calibration_model.h"
+#include "compare_view.h"
+#include "deployments_view.h"
+#include "knee_model.h"
+#include "knee_view.h"
 #include "inputs_form.h"
 #include "inputs_model.h"
 #include "kvplan/plan/report.h"
@@ -70,8 +74,14 @@ class MainWindow : public QMainWindow {
   // answer (empty while the inputs have none, or the search of the current inputs still runs).
   const AnswerPanel& answer_panel() const { return *answer_panel_; }
   BackgroundJob& capacity_job() { return capacity_job_; }
+  // The knee of the answer: the search's probes plus a few loads on either side (knee_model.h),
+  // simulated after the answer is shown.
+  const KneeModel& knee_model() const { return knee_; }
+  BackgroundJob& knee_job() { return knee_job_; }
+  CompareView& compare_view() { return *compare_view_; }
+  DeploymentsView& deployments_view() { return *deployments_view_; }
   const std::optional<plan::CapacityAnswer>& capacity_answer() const { return capacity_answer_; }
-  // Blocks (spinning the event loop) until no capacity search is pending for the current inputs or
+  // Blocks (spinning the event loop) until no capacity search (or knee probe) is pending for the current inputs or
   // `timeout_ms` passes; true when none is (answer_panel().state() then says what is shown). Tests,
   // --screenshot.
   bool wait_for_answer(int timeout_ms);
@@ -124,6 +134,7 @@ class MainWindow : public QMainWindow {
   std::optional<plan::CapacityAnswer> known_capacity_answer(const plan::ScenarioFile& s) const;
   static plan::ReportFiles report_files(const QString& base);
   void start_capacity_search();
+  void start_knee_probes();  // after an answer: the loads around it, for the knee view
 
   InputsModel inputs_;
   MemoryBreakdownModel memory_;
@@ -137,6 +148,11 @@ class MainWindow : public QMainWindow {
   std::string calibration_key_;  // profile path + GPU the calibration view shows
   SimulationRunner runner_;
   BackgroundJob capacity_job_;
+  BackgroundJob knee_job_;
+  KneeModel knee_;
+  KneeView* knee_view_ = nullptr;
+  CompareView* compare_view_ = nullptr;
+  DeploymentsView* deployments_view_ = nullptr;
   std::optional<plan::CapacityAnswer> capacity_answer_;
   QTimer* capacity_debounce_ = nullptr;
   AnswerPanel* answer_panel_ = nullptr;
@@ -162,9 +178,6 @@ class MainWindow : public QMainWindow {
   QLogValueAxis* capacity_x_ = nullptr;
   QLogValueAxis* capacity_y_ = nullptr;
   std::vector<QLineSeries*> capacity_series_;
-  QChart* load_chart_ = nullptr;
-  QValueAxis* load_x_ = nullptr;
-  QValueAxis* load_y_ = nullptr;
   QChart* time_chart_ = nullptr;
   QValueAxis* time_x_ = nullptr;
   QValueAxis* time_y_ = nullptr;
