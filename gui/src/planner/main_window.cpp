@@ -454,6 +454,7 @@ void MainWindow::start_capacity_search() {
         capacity_answer_ = std::move(*answer);
         answer_panel_->show_answer(plan::summarize_capacity(*capacity_answer_));
         compare_view_->set_current_capacity(*capacity_answer_);
+        update_memory_title();
         start_knee_probes();
       });
 }
@@ -492,6 +493,18 @@ QString MainWindow::warning_text() const { return warning_banner_->isHidden() ? 
 void MainWindow::update_memory_chart() {
   draw_memory_chart(memory_chart_, memory_, analysis_.base ? QStringLiteral("GPU (stage %1)").arg(analysis_.base->plan.pipeline_stage)
                                                           : QStringLiteral("GPU"));
+  update_memory_title();
+}
+
+void MainWindow::update_memory_title() {
+  // The memory picture with the limit that binds the capacity answer (weights, KV memory, or a
+  // latency target with the KV peak it reached), once there is one.
+  QString title = QStringLiteral("Memory per GPU (GiB)");
+  if (capacity_answer_) {
+    const plan::CapacitySummary s = plan::summarize_capacity(*capacity_answer_);
+    title += QStringLiteral(" — capacity %1, %2").arg(QString::fromStdString(s.headline), QString::fromStdString(s.binding));
+  }
+  memory_chart_->setTitle(title);
 }
 
 void MainWindow::update_layer_chart() { draw_layer_chart(layer_chart_, layers_); }

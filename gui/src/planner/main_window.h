@@ -121,6 +121,7 @@ class MainWindow : public QMainWindow {
   void build_menus();
   QWidget* chart_with_table(QChartView* chart, QAbstractItemModel* model, QWidget* extra = nullptr);
   void update_memory_chart();
+  void update_memory_title();
   void update_layer_chart();
   void update_capacity_chart();
   void update_simulation_charts();
