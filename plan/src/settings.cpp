@@ -281,6 +281,13 @@ std::vector<Setting> build_settings() {
        "Time added to each request's TTFT and E2E for every other request in flight when it arrives",
        "unset means the engine's fitted default", kSim},
       {.min = 0, .max = 1e6}));
+  t.push_back(number<&Scenario::engine, &EngineSettings::request_overhead_per_in_flight_prefill_share>(
+      {"request-overhead-per-in-flight-prefill-share", "engine", "request_overhead_per_in_flight_prefill_share",
+       "share of the request's prompt prefill time per other request in flight",
+       "Time added to each request's TTFT and E2E for every other request in flight when it arrives, as a share of "
+       "the cost model's time for its prompt prefilled alone",
+       "unset means the engine's fitted default", kSim},
+      {.min = 0, .max = 100}));
   t.push_back(number<&Scenario::engine, &EngineSettings::request_overhead_spread_ms>(
       {"request-overhead-spread-ms", "engine", "request_overhead_spread_ms", "ms",
        "Per-request overhead drawn uniformly within ± this around its mean (seeded)", "unset means none", kSim},

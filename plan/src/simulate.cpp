@@ -209,6 +209,10 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
         sim::overhead_ms_to_ns(*e.request_overhead_per_in_flight_ms, "--request-overhead-per-in-flight-ms");
     c.overheads.request_per_in_flight.source = "given (--request-overhead-per-in-flight-ms)";
   }
+  if (e.request_overhead_per_in_flight_prefill_share) {
+    c.overheads.request_per_in_flight_prefill_share.value = *e.request_overhead_per_in_flight_prefill_share;
+    c.overheads.request_per_in_flight_prefill_share.source = "given (--request-overhead-per-in-flight-prefill-share)";
+  }
   if (e.request_overhead_spread_ms) {
     c.overheads.request_spread.ns = sim::overhead_ms_to_ns(*e.request_overhead_spread_ms, "--request-overhead-spread-ms");
     c.overheads.request_spread.source = "given (--request-overhead-spread-ms)";

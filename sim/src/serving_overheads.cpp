@@ -19,10 +19,14 @@ std::string ServingOverheads::describe() const {
   const std::string factor = step_factor.value != 1.0
                                  ? fmt::format("; step time x {:.3f} ({})", step_factor.value, step_factor.source)
                                  : std::string();
-  const std::string per_in_flight =
+  std::string per_in_flight =
       request_per_in_flight.ns > 0 ? fmt::format(" + {:.3f} ms per other request in flight ({})",
                                                  ns_to_ms(request_per_in_flight.ns), request_per_in_flight.source)
                                    : std::string();
+  if (request_per_in_flight_prefill_share.value > 0) {
+    per_in_flight += fmt::format(" + {:.4f} x its prompt's prefill time per other request in flight ({})",
+                                 request_per_in_flight_prefill_share.value, request_per_in_flight_prefill_share.source);
+  }
   return fmt::format("per request {:.3f} ms ({}){}{}; per step {:.3f} ms ({}){}", ns_to_ms(request.ns), request.source,
                      per_in_flight, spread, ns_to_ms(step.ns), step.source, factor);
 }
@@ -33,12 +37,24 @@ namespace {
 constexpr uint64_t kRequestDelayStream = 0xDE1A'0000'0000'0000ULL;
 }  // namespace
 
-TimeNs request_delay_ns(const ServingOverheads& o, uint64_t seed, int64_t request_id, int64_t others_in_flight) {
-  const TimeNs mean = o.request.ns + std::max<int64_t>(0, others_in_flight) * o.request_per_in_flight.ns;
+TimeNs request_delay_ns(const ServingOverheads& o, uint64_t seed, int64_t request_id, int64_t others_in_flight,
+                        TimeNs prompt_prefill_ns) {
+  const int64_t others = std::max<int64_t>(0, others_in_flight);
+  const TimeNs prefill_share = static_cast<TimeNs>(std::llround(
+      o.request_per_in_flight_prefill_share.value * static_cast<double>(std::max<TimeNs>(0, prompt_prefill_ns))));
+  const TimeNs mean = o.request.ns + others * (o.request_per_in_flight.ns + prefill_share);
   if (o.request_spread.ns <= 0) return mean;
   Rng rng = Rng::stream(seed, kRequestDelayStream + static_cast<uint64_t>(request_id));
   const double offset = (2.0 * rng.uniform01() - 1.0) * static_cast<double>(o.request_spread.ns);
   return std::max<TimeNs>(0, mean + static_cast<TimeNs>(std::llround(offset)));
+}
+
+TimeNs prompt_prefill_ns(StepTimer& timer, int64_t prompt_tokens) {
+  if (prompt_tokens <= 0) return 0;
+  const PrefillChunk chunk{.context_tokens = 0, .new_tokens = prompt_tokens};
+  StepWork work;
+  work.prefill = std::span<const PrefillChunk>(&chunk, 1);
+  return timer.step_ns(work);
 }
 
 namespace {
@@ -52,7 +68,10 @@ namespace {
 //     rows at concurrency <= 128 per engine instance (TPOT ~ factor x predicted + overhead; the
 //     overhead may not be negative);
 //   - request overhead and per-in-flight overhead: least absolute relative TTFT error over the same
-//     rows rerun with those step terms (TTFT ~ predicted + request + per-in-flight x (C - 1));
+//     rows rerun with those step terms, in two forms: ms per other request in flight
+//     (TTFT ~ predicted + request + per-in-flight x (C - 1)) or a share of the prompt's prefill
+//     (TTFT ~ predicted + request + share x prefill(isl) x (C - 1)); per engine the form with the
+//     smaller fit-half error is kept, the other is 0;
 //   - the step terms refitted with the request terms in place, then the request terms once more;
 //   - the start rule (bench_client.h) with the smaller fit-half median + p90 |error| of TTFT and TPOT.
 // `kvplan_validate_serving --fit-overheads` prints the lines below; paste them after a change.
@@ -62,17 +81,18 @@ namespace {
 struct Fitted {
   TimeNs request_ns;
   TimeNs per_in_flight_ns;
+  double per_in_flight_prefill_share;  // share of the request's own prompt prefill, per other in flight
   TimeNs step_ns;
   double factor;
   const char* what;
 };
 
-// kvplan_validate_serving --fit-overheads printed these lines (2026-12-01).
-constexpr Fitted kSglang{103'627'000, 894'000, 320'000, 1.082,
+// kvplan_validate_serving --fit-overheads printed these lines (2026-12-02).
+constexpr Fitted kSglang{100'545'000, 0, 0.0309, 319'000, 1.082,
     "SGLang, burst bench client: 34 fit rows at concurrency 16-128 per instance (qwen3-32b)"};
-constexpr Fitted kTrtllm{112'977'000, 2'017'000, 1'244'000, 0.880,
+constexpr Fitted kTrtllm{104'693'000, 0, 0.0552, 1'181'000, 0.887,
     "TensorRT-LLM, staggered bench client: 228 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-8b, qwen3-235b-a22b-fp8, qwen3-32b)"};
-constexpr Fitted kVllm{10'985'000, 2'237'000, 640'000, 1.063,
+constexpr Fitted kVllm{16'549'000, 0, 0.0754, 568'000, 1.077,
     "vLLM, staggered bench client: 107 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-70b, qwen3-32b)"};
 
 OverheadTerm term(TimeNs ns, const Fitted& f) {
@@ -89,6 +109,7 @@ ServingOverheads default_serving_overheads(Engine engine, bool cuda_graphs) {
     // are in the cost model already) and no data here.
     o.request.source = "not modelled (no measurements without CUDA graphs)";
     o.request_per_in_flight.source = o.request.source;
+    o.request_per_in_flight_prefill_share.source = o.request.source;
     o.step.source = o.request.source;
     return o;
   }
@@ -102,6 +123,7 @@ ServingOverheads default_serving_overheads(Engine engine, bool cuda_graphs) {
   if (f == nullptr) return o;  // Hugging Face generate: not modelled
   o.request = term(f->request_ns, *f);
   o.request_per_in_flight = term(f->per_in_flight_ns, *f);
+  o.request_per_in_flight_prefill_share = ShareTerm{f->per_in_flight_prefill_share, term(0, *f).source};
   o.step = term(f->step_ns, *f);
   o.step_factor = StepFactor{f->factor, term(0, *f).source};
   return o;

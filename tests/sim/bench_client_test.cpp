@@ -301,6 +301,27 @@ TEST(BenchGolden, RequestOverheadGrowsWithTheRequestsInFlight) {
   EXPECT_EQ(r.records[1].ttft_ns(), 16'700'000);
 }
 
+TEST(BenchGolden, PrefillShapedOverheadGrowsWithTheRequestsInFlightAndThePrompt) {
+  // As above, but the per-in-flight part is 0.5 x the formula's time for the prompt prefilled
+  // alone: 1 ms + 20 x 10 us = 1.2 ms, so 0.6 ms per other request in flight.
+  SimulationConfig cfg = bench_config(4, 24);
+  cfg.workload = WorkloadConfig{};
+  cfg.workload.kind = WorkloadKind::kList;
+  cfg.workload.requests = {testing::request(0, 0, 20, 3), testing::request(1, 0, 20, 3)};
+  cfg.overheads.request = OverheadTerm{5'000'000, "test"};
+  cfg.overheads.request_per_in_flight_prefill_share = ShareTerm{0.5, "test"};
+  cfg.overheads.step = OverheadTerm{500'000, "test"};
+  BenchRun r = run(cfg);
+  // Request 0: at the engine at 5 ms, first token at 6.7 ms. Request 1 is sent with request 0 in
+  // flight: 5 + 1 x 0.6 = 5.6 ms after t = 0, while request 0 prefills; it waits for that step
+  // (6.7 ms) and joins the batch: prefill 20 + one decode = 1 + 0.2 + 0.1 + 0.5 = 1.8 ms -> 8.5 ms.
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.records[0].ttft_ns(), 6'700'000);
+  EXPECT_EQ(r.records[1].arrival_ns, 0);
+  EXPECT_EQ(r.records[1].ttft_ns(), 8'500'000);
+  EXPECT_EQ(r.log.at(1), "6700000->8500000: 0:D1 1:P20");
+}
+
 TEST(BenchGolden, OpenLoopDeliveriesKeepTheSendOrderWhenDelaysDiffer) {
   // Twenty requests sent at t = 0 with delays drawn from [0, 20] ms: a later one drawn shorter than
   // the one before waits for it (one open-loop request is pending at a time) instead of being

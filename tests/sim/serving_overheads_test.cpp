@@ -7,6 +7,7 @@
 
 #include "kvplan/core/error.h"
 #include "kvplan/sim/serving_overheads.h"
+#include "sim_test_support.h"
 
 namespace kvplan::sim {
 namespace {
@@ -26,12 +27,18 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   }
   // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
   // serving"); the tool says "matches this fit" for each engine when they are current.
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 112'977'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 2'017'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight.ns, 2'237'000);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.880);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 640'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 103'627'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 104'693'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 0);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0552);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight_prefill_share.value, 0.0754);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.887);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 568'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 100'545'000);
+  for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
+    const ServingOverheads o = default_serving_overheads(e, true);
+    EXPECT_TRUE(contains(o.request_per_in_flight_prefill_share.source, "fit half, in-sample"))
+        << o.request_per_in_flight_prefill_share.source;
+  }
 }
 
 TEST(ServingOverheads, EngineStepTimeScalesThenAdds) {
@@ -77,6 +84,26 @@ TEST(ServingOverheads, RequestDelayAddsItsShareForEveryOtherRequestInFlight) {
   EXPECT_EQ(request_delay_ns(o, 7, 1, 0), 10'000'000);
   EXPECT_EQ(request_delay_ns(o, 7, 1, 7), 10'000'000 + 7 * 500'000);  // 13.5 ms
   EXPECT_EQ(request_delay_ns(o, 7, 1, -3), 10'000'000);                // a count below 0 counts as 0
+}
+
+TEST(ServingOverheads, RequestDelayAddsAShareOfItsPromptPrefillForEveryOtherRequestInFlight) {
+  ServingOverheads o;
+  o.request.ns = 10'000'000;
+  o.request_per_in_flight_prefill_share.value = 0.05;
+  // Prompt prefilled alone in 40 ms: 0.05 x 40 = 2 ms per other request in flight.
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 0, 40'000'000), 10'000'000);
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 7, 40'000'000), 10'000'000 + 7 * 2'000'000);  // 24 ms
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 7, 0), 10'000'000);  // no prefill time given: no share
+  // Both per-in-flight forms add up: 10 + 7 x (0.5 + 2) = 27.5 ms.
+  o.request_per_in_flight.ns = 500'000;
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 7, 40'000'000), 27'500'000);
+  EXPECT_TRUE(contains(o.describe(), "0.0500 x its prompt's prefill time per other request in flight")) << o.describe();
+}
+
+TEST(ServingOverheads, PromptPrefillIsOneStepOfThePromptAlone) {
+  testing::FormulaTimer timer;  // 1 ms + 10 us per prefill token
+  EXPECT_EQ(prompt_prefill_ns(timer, 1000), 1'000'000 + 1000 * 10'000);  // 11 ms
+  EXPECT_EQ(prompt_prefill_ns(timer, 0), 0);
 }
 
 TEST(ServingOverheadsFit, RequestTermsRecoverAnExactLine) {

@@ -77,6 +77,7 @@ struct EngineSettings {
   std::optional<bool> cuda_graphs;              // nullopt: on unless enforce_eager
   std::optional<double> request_overhead_ms;    // nullopt: the engine's fitted default
   std::optional<double> request_overhead_per_in_flight_ms;  // nullopt: the engine's fitted default
+  std::optional<double> request_overhead_per_in_flight_prefill_share;  // nullopt: the engine's fitted default
   std::optional<double> request_overhead_spread_ms;         // nullopt: none (uniform ± around the mean)
   std::optional<double> step_overhead_ms;       // nullopt: the engine's fitted default
   std::optional<double> step_time_factor;       // nullopt: the engine's fitted default

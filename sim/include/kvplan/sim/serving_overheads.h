@@ -6,6 +6,7 @@
 //   o.step.ns;     o.step.source;      // per engine step: added to every step's time
 //   o.step_factor.value;               // per engine step: multiplies the cost model's step time
 //   o.request_per_in_flight.ns;        // per request, per other request in flight when it is sent
+//   o.request_per_in_flight_prefill_share.value;  // the same, as a share of the request's own prefill
 //
 // - request: tokenisation, scheduling, detokenisation and the HTTP round trip of one request. The
 //   simulator delivers a request to the engine this long after the client sent it, so the client's
@@ -16,6 +17,15 @@
 //   detokenised output for every running request) share CPU with all the requests they serve; the
 //   published runs' TTFT grows about linearly with concurrency where the engine's own queueing
 //   does not (docs/benchmarks.md, "Whole-model serving").
+// - request_per_in_flight_prefill_share: the same growth, but as a share of the time the cost model
+//   prices this request's prompt prefilled alone: each request sent while k others are in flight
+//   reaches the engine k · share · prefill(prompt) later. Why prefill-shaped: in vLLM's runs the
+//   TTFT added per user grows with the prompt and shrinks with TP just as one prefill does
+//   (Llama-3.1-70B TP4: about 2.8 ms per user at 1024-token prompts, 18 ms at 8192; Qwen3-32B
+//   1024 tokens: about 3.9 / 2.2 / 1.75 ms per user at TP2 / 4 / 8). Closed-loop users with equal
+//   lengths fall into step with each other, so a new prompt often waits behind a share of the
+//   others' prompts; the simulator's evenly staggered users do not reproduce that clumping, and a
+//   delay of a fixed number of ms per user cannot follow it across prompt lengths and TP.
 // - step: the engine's CPU work per forward pass (scheduler, input preparation, sampling sync,
 //   output processing) that the GPU waits for. Added once to every step.
 // - step_factor: how much faster or slower the engine's kernels run than the profile's (the
@@ -30,6 +40,7 @@
 #include <vector>
 
 #include "kvplan/core/engine_memory.h"
+#include "kvplan/sim/step_timer.h"
 #include "kvplan/sim/time.h"
 
 namespace kvplan::sim {
@@ -44,6 +55,11 @@ struct StepFactor {
   std::string source = "not modelled";
 };
 
+struct ShareTerm {
+  double value = 0.0;  // a dimensionless share (0: off)
+  std::string source = "not modelled";
+};
+
 struct ServingOverheads {
   OverheadTerm request;  // per request (client-visible: TTFT and E2E)
   // Half-width of the spread of the per-request delay: each request's delay is drawn uniformly
@@ -54,6 +70,9 @@ struct ServingOverheads {
   OverheadTerm request_spread;
   // Per request, for each other request in flight (sent and not finished) when it is sent.
   OverheadTerm request_per_in_flight;
+  // Per request, for each other request in flight when it is sent: this share of the cost model's
+  // time for its own prompt prefilled alone (prompt_prefill_ns).
+  ShareTerm request_per_in_flight_prefill_share;
   OverheadTerm step;     // per engine step
   StepFactor step_factor;  // multiplies every step's cost-model time
   // e.g. "per request 12.000 ms (fitted ...); per step 0.500 ms (fitted ...)"
@@ -64,9 +83,17 @@ struct ServingOverheads {
 ServingOverheads default_serving_overheads(Engine engine, bool cuda_graphs);
 
 // The delay of one request sent while `others_in_flight` other requests are in flight:
-// request + others_in_flight · request_per_in_flight, ± spread drawn from the request's own seeded
-// stream. A pure function of its arguments; never negative.
-TimeNs request_delay_ns(const ServingOverheads& o, uint64_t seed, int64_t request_id, int64_t others_in_flight = 0);
+// request + others_in_flight · (request_per_in_flight + request_per_in_flight_prefill_share ·
+// prompt_prefill_ns), ± spread drawn from the request's own seeded stream, where prompt_prefill_ns
+// is the cost model's time for the request's prompt prefilled alone (0: no prefill-shaped part). A
+// pure function of its arguments; never negative.
+TimeNs request_delay_ns(const ServingOverheads& o, uint64_t seed, int64_t request_id, int64_t others_in_flight = 0,
+                        TimeNs prompt_prefill_ns = 0);
+
+// The cost model's time for one prompt of prompt_tokens prefilled alone in one step (no cached
+// prefix, no decodes, no engine factor or overhead): what request_per_in_flight_prefill_share is a
+// share of.
+TimeNs prompt_prefill_ns(StepTimer& timer, int64_t prompt_tokens);
 
 // The time the simulator advances for one step the cost model prices at model_ns:
 // max(1, round(factor · model_ns) + overhead_ns).
