@@ -299,7 +299,13 @@ std::vector<Setting> build_settings() {
       {.min = 0, .max = 1e6}));
   t.push_back(number<&Scenario::engine, &EngineSettings::step_time_factor>(
       {"step-time-factor", "engine", "step_time_factor", "ratio",
-       "The engine's step time per cost-model step time", "unset means the engine's fitted default", kSim},
+       "The engine's step time per cost-model step time (the decode part when --prefill-time-factor is given too)",
+       "unset means the engine's fitted default", kSim},
+      {.min = 0.05, .max = 20}));
+  t.push_back(number<&Scenario::engine, &EngineSettings::prefill_time_factor>(
+      {"prefill-time-factor", "engine", "prefill_time_factor", "ratio",
+       "The engine's time per cost-model time for the prefill part of a step (the step minus its decodes alone)",
+       "unset means the engine's fitted default, or --step-time-factor when that is given", kSim},
       {.min = 0.05, .max = 20}));
   t.push_back(boolean<&Scenario::engine, &EngineSettings::disable_custom_all_reduce>(
       {"disable-custom-all-reduce", "engine", "disable_custom_all_reduce", "boolean",

@@ -172,6 +172,8 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
                             {"step_source", c.overheads.step.source},
                             {"step_time_factor", c.overheads.step_factor.value},
                             {"step_time_factor_source", c.overheads.step_factor.source},
+                            {"prefill_time_factor", c.overheads.prefill_step_factor.value},
+                            {"prefill_time_factor_source", c.overheads.prefill_step_factor.source},
                             {"step_applies_to", "every engine step (so TPOT, TTFT and E2E)"}};
   j["summary"] = run_summary_json(r.summary);
   j["memory"] = {{"kv_capacity_bytes_per_replica", r.kv_capacity_bytes},

@@ -264,6 +264,7 @@ void Loop::build() {
     setup.seed = cfg_.seed;
     setup.step_overhead_ns = cfg_.overheads.step.ns;
     setup.step_factor = cfg_.overheads.step_factor.value;
+    setup.prefill_step_factor = cfg_.overheads.prefill_step_factor.value;
     replicas_.emplace_back(setup, make_kv_manager(kc), timer_, tier);
   }
   router_ = std::make_unique<Router>(cfg_.cluster.router);
@@ -287,6 +288,10 @@ void Loop::build() {
   }
   if (!(o.step_factor.value > 0) || !std::isfinite(o.step_factor.value)) {
     throw ConfigError(fmt::format("serving overheads: step time factor {} must be > 0", o.step_factor.value));
+  }
+  if (!(o.prefill_step_factor.value > 0) || !std::isfinite(o.prefill_step_factor.value)) {
+    throw ConfigError(
+        fmt::format("serving overheads: prefill step time factor {} must be > 0", o.prefill_step_factor.value));
   }
   request_overhead_ns_ = cfg_.overheads.request.ns;
 
@@ -320,7 +325,8 @@ void Loop::build() {
                                   : estimate_request_cycle_ns(*timer_, spec, sched.max_num_batched_tokens,
                                                               sched.max_num_seqs,
                                                               mean_delay_at_full_load(spec),
-                                                              cfg_.overheads.step.ns, cfg_.overheads.step_factor.value);
+                                                              cfg_.overheads.step.ns, cfg_.overheads.step_factor.value,
+                                                              cfg_.overheads.prefill_step_factor.value);
         result_.bench_window_ns = window;
         user_pending_.resize(static_cast<size_t>(bench_->num_users()));
         for (int32_t u = 0; u < bench_->num_users(); ++u) {

@@ -5,6 +5,7 @@
 //   o.request.ns;  o.request.source;   // per request: added to TTFT and E2E at the client
 //   o.step.ns;     o.step.source;      // per engine step: added to every step's time
 //   o.step_factor.value;               // per engine step: multiplies the cost model's step time
+//   o.prefill_step_factor.value;       // the same for the prefill part of a step
 //   o.request_per_in_flight.ns;        // per request, per other request in flight when it is sent
 //   o.request_per_in_flight_prefill_share.value;  // the same, as a share of the request's own prefill
 //
@@ -31,6 +32,12 @@
 // - step_factor: how much faster or slower the engine's kernels run than the profile's (the
 //   published operator tables were timed inside one vLLM version; another engine's kernels differ).
 //   A step the cost model prices at t takes step_factor · t + step.
+// - prefill_step_factor: the same for the prefill part of a step, so a step whose decodes alone the
+//   cost model prices at t_d and whole at t takes step_factor · t_d + prefill_step_factor · (t − t_d)
+//   + step. Why apart: an engine's decode kernels and its prefill (context) kernels differ from the
+//   profile's by different amounts; TensorRT-LLM's decodes run faster than the vLLM-timed tables
+//   (factor < 1), and one factor fitted mostly on decode made its prefill-heavy steps too short
+//   (short outputs at high concurrency: TPOT under-predicted by 30-60%).
 // Defaults per engine and CUDA-graph mode come from measurements (serving_overheads.cpp says which
 // and how they were fitted); where none exist the term is 0 with source "not modelled".
 #pragma once
@@ -74,7 +81,8 @@ struct ServingOverheads {
   // time for its own prompt prefilled alone (prompt_prefill_ns).
   ShareTerm request_per_in_flight_prefill_share;
   OverheadTerm step;     // per engine step
-  StepFactor step_factor;  // multiplies every step's cost-model time
+  StepFactor step_factor;          // multiplies the decode part of every step's cost-model time
+  StepFactor prefill_step_factor;  // multiplies the prefill part (the step minus its decodes alone)
   // e.g. "per request 12.000 ms (fitted ...); per step 0.500 ms (fitted ...)"
   std::string describe() const;
 };
@@ -99,17 +107,31 @@ TimeNs prompt_prefill_ns(StepTimer& timer, int64_t prompt_tokens);
 // max(1, round(factor · model_ns) + overhead_ns).
 TimeNs engine_step_ns(TimeNs model_ns, double factor, TimeNs overhead_ns);
 
+// The same for a step whose decodes alone the cost model prices at decode_only_ns (<= model_ns; the
+// rest is its prefill part): max(1, round(factor · decode_only_ns + prefill_factor · (model_ns −
+// decode_only_ns)) + overhead_ns).
+TimeNs engine_step_ns(TimeNs model_ns, TimeNs decode_only_ns, double factor, double prefill_factor, TimeNs overhead_ns);
+
 // Step-time factor f and step overhead o (ms, >= 0) from runs simulated with neither: the least
 // squares of the relative error, min Σ ((f·p_i + o − m_i) / m_i)², over predicted p_i and measured
 // m_i TPOTs (each output token one step). When the unconstrained optimum has o < 0, o = 0 and f
 // alone is fitted. Needs >= 2 rows with positive values (otherwise f = 1, o = 0, rows = 0).
 struct StepTermsFit {
   double factor = 1.0;
+  double prefill_factor = 1.0;  // the split fit below; the one-factor fit sets it to factor
   double overhead_ms = 0.0;
   double unconstrained_overhead_ms = 0.0;  // the optimum before the o >= 0 rule
   size_t rows = 0;
 };
 StepTermsFit fit_step_terms(const std::vector<double>& predicted_ms, const std::vector<double>& measured_ms);
+
+// Decode factor f, prefill factor g and step overhead o (ms, >= 0) from runs whose predicted TPOT is
+// split into the time of decode work d_i and of prefill work q_i inside the steps between a
+// request's tokens: min Σ ((f·d_i + g·q_i + o − m_i) / m_i)². When the optimum has o < 0, o = 0;
+// when it has f <= 0 or g <= 0 (the rows cannot tell the two apart), the one-factor fit above on
+// d_i + q_i. Needs >= 3 rows with d_i > 0 and m_i > 0 (otherwise that one-factor fit).
+StepTermsFit fit_step_terms(const std::vector<double>& decode_ms, const std::vector<double>& prefill_ms,
+                            const std::vector<double>& measured_ms);
 
 // Request overhead a (ms) and per-in-flight overhead b (ms per other request in flight) from runs
 // simulated with neither: the least absolute relative error,
