@@ -1,24 +1,31 @@
 // kvplan_validate_serving: whole-model serving predictions against published measurements.
 //
 //   ./build/bench/kvplan_validate_serving [--data DIR] [--csv rows.csv] [--rows] [--profile P]
-//                                         [--write-band] [--fit-overheads]
+//                                         [--write-band] [--fit-overheads] [--split-prefill-factor]
 //
 // For every mode=agg row of aiconfigurator's silicon_sample.csv (H100 SXM; data/measurements/) that
 // kvplan can express, the run is simulated as it was made: engine, TP/EP/attention-DP, precision,
 // fixed isl/osl, the bench client at the row's concurrency with enough prompts for a steady state,
 // and kvplan's default step costs (the GPU's published profile, data/profiles/<gpu>.json, with the
 // engine's custom all-reduce; --profile auto|published|datasheet|FILE to compare another source).
-// Mean TTFT and TPOT are compared with the measured ones.
+// Mean TTFT and TPOT are compared with the measured ones. Rows whose own measurements contradict
+// a closed-loop steady state (serving_consistency.h: Little's law against the same sweep) are
+// listed as not expressible, with the numbers, before anything is simulated.
 //
 // The per-engine serving terms (serving_overheads.h) are fitted here on half of the rows (chosen by
 // a hash of the row id) and reported on the other half, for each start rule of the bench client:
 //   1. run the fit half with none (factor 1, no overheads);
 //   2. per engine, step-time factor f and step overhead o by least squares of the relative TPOT
 //      error over the fit rows at concurrency <= 128 per engine instance: measured TPOT ~ f x
-//      predicted + o (one step per output token); o < 0 is not allowed: then o = 0 and f alone;
+//      predicted + o (one step per output token); o < 0 is not allowed: then o = 0 and f alone
+//      (sim::fit_step_terms). With --split-prefill-factor, TPOT ~ f x decode part + g x prefill part
+//      + o, the parts of each row's predicted TPOT found by rerunning it with the prefill part of
+//      every step x 1.25 (an experiment, not what the shipped terms use);
 //   3. rerun the same fit rows with f and o; request overhead a and per-in-flight overhead b by least
 //      absolute relative TTFT error: measured TTFT ~ predicted + a + b x (concurrency - 1), a, b >= 0
-//      (sim::fit_request_terms);
+//      (sim::fit_request_terms), with b either in ms or as a share of the cost model's time for the
+//      row's prompt prefilled alone (b x prefill(isl) x (concurrency - 1)); per engine the form with
+//      the smaller objective is kept;
 //   4. rerun them with a and b (factor 1, no step overhead) and refit f and o as in 2: requests that
 //      reach the engine later change its batches;
 //   5. refit a and b as in 3 with the new f and o;
@@ -53,6 +60,7 @@
 #include "kvplan/sim/simulation.h"
 #include "kvplan/plan/simulate.h"
 #include "serving_cases.h"
+#include "serving_consistency.h"
 
 namespace {
 
@@ -71,7 +79,13 @@ struct Prediction {
 // The per-engine terms a pass runs with (ServingOverheads); nullopt in simulate(): the shipped defaults.
 struct Terms {
   double request_ms = 0, per_in_flight_ms = 0, step_ms = 0, factor = 1.0;
+  double prefill_share = 0;  // per other request in flight, as a share of the prompt's prefill
+  double prefill_factor = 1.0;  // the prefill part of a step
 };
+
+// The prefill factor the step fit perturbs to: TPOT's prefill part is (TPOT at this factor - TPOT at
+// 1) / (this - 1), a finite difference around the unscaled run.
+constexpr double kProbePrefillFactor = 1.25;
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -90,6 +104,10 @@ enum class Client { kBench, kBurst, kAsGiven };
 // --profile: passed to every simulation ("" = kvplan's default step-time source).
 std::string g_profile;
 
+// --split-prefill-factor: fit a separate factor for the prefill part of a step (an experiment: its
+// fit-half score is worse than one factor's, docs/benchmarks.md; the shipped terms use one).
+bool g_split_prefill = false;
+
 Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> terms) {
   Prediction p;
   try {
@@ -100,8 +118,10 @@ Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> te
     if (terms) {
       sim_flags["request-overhead-ms"] = fmt::format("{}", terms->request_ms);
       sim_flags["request-overhead-per-in-flight-ms"] = fmt::format("{}", terms->per_in_flight_ms);
+      sim_flags["request-overhead-per-in-flight-prefill-share"] = fmt::format("{}", terms->prefill_share);
       sim_flags["step-overhead-ms"] = fmt::format("{}", terms->step_ms);
       sim_flags["step-time-factor"] = fmt::format("{}", terms->factor);
+      sim_flags["prefill-time-factor"] = fmt::format("{}", terms->prefill_factor);
     }
     const sim::SimulationConfig cfg = kvplan::plan::simulation_config(
         kvplan::plan::with_values(kvplan::plan::with_values(kvplan::plan::Scenario{}, c.memory_flags), sim_flags));
@@ -199,6 +219,7 @@ struct Regime {
   std::map<std::string, Terms> fit;                // per engine
   std::map<std::string, sim::StepTermsFit> step;   // per engine: the TPOT fit
   std::map<std::string, sim::RequestTermsFit> request;  // per engine: the TTFT fit
+  std::map<std::string, bool> prefill_shaped;            // per engine: the per-in-flight form kept
   std::map<std::string, double> score;             // per engine: fit-half score after fitting
 };
 
@@ -207,48 +228,109 @@ bool fit_row(const Result& r) {
   return in_fit_half(*r.c) && r.pred.ok && r.c->concurrency_per_replica() <= kFitMaxConcurrency;
 }
 
-// Step terms from TPOTs simulated with factor 1 and no step overhead (steps 2 and 4).
-void fit_step(Regime& g, const std::vector<Result>& runs) {
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> tpot;  // predicted, measured
+// Step terms from TPOTs simulated with factors 1 and no step overhead (steps 2 and 4), the request
+// terms of `request` in place. One factor for the whole step; with --split-prefill-factor each fit
+// row runs once more with the prefill part of every step scaled by kProbePrefillFactor, the
+// difference splits its TPOT into decode and prefill time, and sim::fit_step_terms fits a factor
+// to each.
+void fit_step(Regime& g, const std::vector<Result>& runs, const std::map<std::string, Terms>& request) {
+  struct StepRows {
+    std::vector<double> decode, prefill, measured;
+  };
+  std::map<std::string, StepRows> tpot;
   for (const Result& r : runs) {
     if (!fit_row(r)) continue;
-    tpot[r.c->engine].first.push_back(r.pred.tpot_ms);
-    tpot[r.c->engine].second.push_back(r.c->measured_tpot_ms);
+    if (!g_split_prefill) {
+      StepRows& rows = tpot[r.c->engine];
+      rows.decode.push_back(r.pred.tpot_ms);
+      rows.prefill.push_back(0);
+      rows.measured.push_back(r.c->measured_tpot_ms);
+      continue;
+    }
+    auto it = request.find(r.c->engine);
+    Terms probe = it == request.end() ? Terms{} : Terms{it->second.request_ms, it->second.per_in_flight_ms, 0, 1.0,
+                                                        it->second.prefill_share};
+    probe.prefill_factor = kProbePrefillFactor;
+    const Prediction scaled = simulate(*r.c, g.client, probe);
+    if (!scaled.ok) continue;
+    const double prefill = std::clamp((scaled.tpot_ms - r.pred.tpot_ms) / (kProbePrefillFactor - 1), 0.0, r.pred.tpot_ms);
+    StepRows& rows = tpot[r.c->engine];
+    rows.decode.push_back(r.pred.tpot_ms - prefill);
+    rows.prefill.push_back(prefill);
+    rows.measured.push_back(r.c->measured_tpot_ms);
   }
-  for (const auto& [engine, pm] : tpot) {
-    g.step[engine] = sim::fit_step_terms(pm.first, pm.second);
-    // Rounded as shipped (serving_overheads.cpp): the factor to 0.001, the overhead to 1 us.
+  for (const auto& [engine, rows] : tpot) {
+    g.step[engine] = g_split_prefill ? sim::fit_step_terms(rows.decode, rows.prefill, rows.measured)
+                                     : sim::fit_step_terms(rows.decode, rows.measured);
+    // Rounded as shipped (serving_overheads.cpp): the factors to 0.001, the overhead to 1 us.
     g.fit[engine].factor = std::round(g.step[engine].factor * 1000) / 1000;
+    g.fit[engine].prefill_factor = std::round(g.step[engine].prefill_factor * 1000) / 1000;
     g.fit[engine].step_ms = std::round(g.step[engine].overhead_ms * 1000) / 1000;
   }
 }
 
-// Request terms from TTFTs simulated with the current step terms and no request terms (steps 3 and 5).
+// The cost model's time (ms) for the row's prompt prefilled alone (sim::prompt_prefill_ns), what the
+// prefill-shaped per-in-flight term is a share of. Memoised per row.
+double prompt_prefill_ms(const ServingCase& c) {
+  static std::map<std::string, double> memo;
+  auto it = memo.find(c.id);
+  if (it != memo.end()) return it->second;
+  kvplan::plan::SettingValues sim_flags = c.sim_flags;
+  if (!g_profile.empty()) sim_flags["profile"] = g_profile;
+  const kvplan::plan::Scenario scenario =
+      kvplan::plan::with_values(kvplan::plan::with_values(kvplan::plan::Scenario{}, c.memory_flags), sim_flags);
+  const kvplan::plan::StepExplanation e =
+      kvplan::plan::explain_step(scenario, kvplan::plan::StepShape{.batch = 0, .context = 0, .prefill = c.isl});
+  return memo[c.id] = sim::ns_to_ms(e.breakdown.total_ns);
+}
+
+// Σ |p + a + b·x − m| / m: the objective fit_request_terms minimises, for comparing two forms.
+double request_fit_cost(const std::vector<double>& p, const std::vector<double>& m, const std::vector<double>& x,
+                        const sim::RequestTermsFit& f) {
+  double cost = 0;
+  for (size_t i = 0; i < p.size(); ++i) cost += std::fabs(p[i] + f.request_ms + f.per_in_flight_ms * x[i] - m[i]) / m[i];
+  return cost;
+}
+
+// Request terms from TTFTs simulated with the current step terms and no request terms (steps 3 and 5),
+// in both per-in-flight forms: ms per other request in flight, or a share of the prompt's prefill
+// per other request in flight (serving_overheads.h); per engine the one with the smaller objective.
 void fit_request(Regime& g, const std::vector<Result>& runs) {
   struct RequestRows {
-    std::vector<double> predicted, measured, others;  // others: in flight besides it (closed loop: C - 1)
+    std::vector<double> predicted, measured;
+    std::vector<double> others;          // in flight besides it (closed loop: C - 1)
+    std::vector<double> others_prefill;  // others x the prompt's prefill alone, ms
   };
   std::map<std::string, RequestRows> ttft;
   for (const Result& r : runs) {
     if (!fit_row(r)) continue;
     const Terms& t = g.fit[r.c->engine];
-    Prediction p = simulate(*r.c, g.client, Terms{0, 0, t.step_ms, t.factor});
+    Prediction p = simulate(*r.c, g.client, Terms{0, 0, t.step_ms, t.factor, 0, t.prefill_factor});
     if (!p.ok) continue;
     RequestRows& rr = ttft[r.c->engine];
+    const double others = static_cast<double>(std::max<int64_t>(0, r.c->concurrency - 1));
     rr.predicted.push_back(p.ttft_ms);
     rr.measured.push_back(r.c->measured_ttft_ms);
-    rr.others.push_back(static_cast<double>(std::max<int64_t>(0, r.c->concurrency - 1)));
+    rr.others.push_back(others);
+    rr.others_prefill.push_back(others * prompt_prefill_ms(*r.c));
   }
   for (const auto& [engine, rr] : ttft) {
-    g.request[engine] = sim::fit_request_terms(rr.predicted, rr.measured, rr.others);
-    g.fit[engine].request_ms = std::round(g.request[engine].request_ms * 1000) / 1000;
-    g.fit[engine].per_in_flight_ms = std::round(g.request[engine].per_in_flight_ms * 1000) / 1000;
+    const sim::RequestTermsFit flat = sim::fit_request_terms(rr.predicted, rr.measured, rr.others);
+    const sim::RequestTermsFit shaped = sim::fit_request_terms(rr.predicted, rr.measured, rr.others_prefill);
+    const bool use_shaped = request_fit_cost(rr.predicted, rr.measured, rr.others_prefill, shaped) <
+                            request_fit_cost(rr.predicted, rr.measured, rr.others, flat);
+    g.prefill_shaped[engine] = use_shaped;
+    g.request[engine] = use_shaped ? shaped : flat;
+    Terms& t = g.fit[engine];
+    t.request_ms = std::round(g.request[engine].request_ms * 1000) / 1000;
+    t.per_in_flight_ms = use_shaped ? 0.0 : std::round(flat.per_in_flight_ms * 1000) / 1000;
+    t.prefill_share = use_shaped ? std::round(shaped.per_in_flight_ms * 10000) / 10000 : 0.0;
   }
 }
 
 // Steps 2-5 of the fit (see the top of the file) on the fit half of g.none.
 void fit_terms(Regime& g) {
-  fit_step(g, g.none);
+  fit_step(g, g.none, {});
   fit_request(g, g.none);
   // Requests that reach the engine later change its batches, so the step terms are refitted with
   // the request terms in place, and the request terms once more with those.
@@ -256,9 +338,10 @@ void fit_terms(Regime& g) {
   for (const Result& r : g.none) {
     if (!fit_row(r)) continue;
     const Terms& t = g.fit[r.c->engine];
-    with_request.push_back({r.c, simulate(*r.c, g.client, Terms{t.request_ms, t.per_in_flight_ms, 0, 1.0})});
+    with_request.push_back(
+        {r.c, simulate(*r.c, g.client, Terms{t.request_ms, t.per_in_flight_ms, 0, 1.0, t.prefill_share})});
   }
-  fit_step(g, with_request);
+  fit_step(g, with_request, std::map<std::string, Terms>(g.fit));
   fit_request(g, g.none);
 }
 
@@ -381,8 +464,9 @@ void print_fitted_source(const std::map<std::string, const Regime*>& chosen, con
     const std::string what = fmt::format(
         "{}, {} bench client: {} fit rows at concurrency {}-{} per instance ({})", it->second.second, g->name,
         g->step.at(engine).rows, c_lo, c_hi, model_list);
-    fmt::print("constexpr Fitted {}{{{}, {}, {}, {:.3f},\n    \"{}\"}};\n", it->second.first, ns(t.request_ms),
-               ns(t.per_in_flight_ms), ns(t.step_ms), t.factor, what);
+    fmt::print("constexpr Fitted {}{{{}, {}, {:.4f}, {}, {:.3f}, {:.3f},\n    \"{}\"}};\n", it->second.first,
+               ns(t.request_ms), ns(t.per_in_flight_ms), t.prefill_share, ns(t.step_ms), t.factor, t.prefill_factor,
+               what);
   }
 }
 
@@ -402,12 +486,17 @@ int main(int argc, char** argv) {
     else if (a == "--profile" && i + 1 < argc) g_profile = argv[++i];
     else if (a == "--write-band") write_band_flag = true;
     else if (a == "--fit-overheads") fit_overheads_flag = true;
+    else if (a == "--split-prefill-factor") g_split_prefill = true;
     else {
       std::fprintf(stderr,
                    "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--profile P] [--write-band] "
-                   "[--fit-overheads]\n");
+                   "[--fit-overheads] [--split-prefill-factor]\n");
       return 2;
     }
+  }
+  if (write_band_flag && g_split_prefill) {
+    std::fprintf(stderr, "kvplan_validate_serving: --write-band writes the shipped terms' band; drop --split-prefill-factor\n");
+    return 2;
   }
   if ((write_band_flag || fit_overheads_flag) && !g_profile.empty()) {
     std::fprintf(stderr, "kvplan_validate_serving: --write-band and --fit-overheads are for kvplan's default step "
@@ -420,6 +509,7 @@ int main(int argc, char** argv) {
   std::vector<ServingCase> cases;
   try {
     cases = kvplan::bench::read_aiconfigurator_e2e(data + "/measurements/aiconfigurator_silicon_e2e_h100.csv");
+    kvplan::bench::mark_inconsistent_runs(cases);  // before any simulation: measured numbers only
   } catch (const kvplan::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
@@ -433,8 +523,8 @@ int main(int argc, char** argv) {
   // Which rows kvplan can run at all (the staggered pass with no terms decides).
   std::map<std::string, std::string> not_expressible;  // id -> reason
   std::vector<const ServingCase*> runnable;
-  Regime staggered{Client::kBench, "staggered", {}, {}, {}, {}, {}, {}};
-  Regime burst{Client::kBurst, "burst", {}, {}, {}, {}, {}, {}};
+  Regime staggered{Client::kBench, "staggered", {}, {}, {}, {}, {}, {}, {}};
+  Regime burst{Client::kBurst, "burst", {}, {}, {}, {}, {}, {}, {}};
   for (const ServingCase& c : cases) {
     if (!c.why_not.empty()) {
       not_expressible[c.id] = c.why_not;
@@ -474,9 +564,10 @@ int main(int argc, char** argv) {
   fmt::print("\nFitted terms (fit half, CUDA graphs on). Step terms: least squares of the relative TPOT error over the "
              "fit rows at concurrency <= {} per engine instance, step overhead >= 0 (raw: before that rule). Request "
              "terms: least absolute relative TTFT error over the same rows rerun with the step terms, TTFT ~ predicted "
-             "+ request + per-in-flight x (concurrency - 1), both >= 0.\n", kFitMaxConcurrency);
-  fmt::print("| engine | start | rows | step-time factor | step overhead ms (raw) | request overhead ms | per other "
-             "request in flight ms | fit-half score | chosen | shipped default |\n");
+             "+ request + per-in-flight x (concurrency - 1), both >= 0, per-in-flight either in ms or as a share of "
+             "the prompt's prefill alone (the form with the smaller objective).\n", kFitMaxConcurrency);
+  fmt::print("| engine | start | rows | step-time factor (decode / prefill) | step overhead ms (raw) | request "
+             "overhead ms | per other request in flight | fit-half score | chosen | shipped default |\n");
   fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---|---|\n");
   for (const Regime* g : {&staggered, &burst}) {
     for (const auto& [engine, t] : g->fit) {
@@ -485,22 +576,29 @@ int main(int argc, char** argv) {
       const bool same = std::llround(sim::ns_to_ms(d.request.ns) * 1000) == std::llround(t.request_ms * 1000) &&
                         std::llround(sim::ns_to_ms(d.request_per_in_flight.ns) * 1000) ==
                             std::llround(t.per_in_flight_ms * 1000) &&
+                        std::llround(d.request_per_in_flight_prefill_share.value * 10000) ==
+                            std::llround(t.prefill_share * 10000) &&
                         std::llround(sim::ns_to_ms(d.step.ns) * 1000) == std::llround(t.step_ms * 1000) &&
                         std::llround(d.step_factor.value * 1000) == std::llround(t.factor * 1000) &&
+                        std::llround(d.prefill_step_factor.value * 1000) == std::llround(t.prefill_factor * 1000) &&
                         sim::bench_start_name(sim::default_bench_start(e)) == g->name;
       const bool is_chosen = chosen[engine] == g;
       const sim::StepTermsFit& st = g->step.at(engine);
       const size_t request_rows = g->request.count(engine) ? g->request.at(engine).rows : 0;
-      fmt::print("| {} | {} | {} / {} | {:.3f} | {:.3f} ({:.3f}) | {:.3f} | {:.3f} | {:.2f} | {} | {} |\n", engine,
-                 g->name, st.rows, request_rows, t.factor, t.step_ms, st.unconstrained_overhead_ms, t.request_ms,
-                 t.per_in_flight_ms, g->score.at(engine), is_chosen ? "yes" : "no",
+      const std::string per_in_flight = t.prefill_share > 0 ? fmt::format("{:.4f} x prefill", t.prefill_share)
+                                                            : fmt::format("{:.3f} ms", t.per_in_flight_ms);
+      fmt::print("| {} | {} | {} / {} | {:.3f} / {:.3f} | {:.3f} ({:.3f}) | {:.3f} | {} | {:.2f} | {} | {} |\n", engine,
+                 g->name, st.rows, request_rows, t.factor, t.prefill_factor, t.step_ms, st.unconstrained_overhead_ms,
+                 t.request_ms,
+                 per_in_flight, g->score.at(engine), is_chosen ? "yes" : "no",
                  !is_chosen ? "-"
                  : same     ? "matches this fit"
-                            : fmt::format("DIFFERS: shipped {} start, {:.3f} ms per request + {:.3f} per other in "
-                                          "flight, {:.3f} ms per step, factor {:.3f}",
+                            : fmt::format("DIFFERS: shipped {} start, {:.3f} ms per request + {:.3f} ms and {:.4f} x "
+                                          "prefill per other in flight, {:.3f} ms per step, factor {:.3f} / {:.3f}",
                                           sim::bench_start_name(sim::default_bench_start(e)),
                                           sim::ns_to_ms(d.request.ns), sim::ns_to_ms(d.request_per_in_flight.ns),
-                                          sim::ns_to_ms(d.step.ns), d.step_factor.value));
+                                          d.request_per_in_flight_prefill_share.value, sim::ns_to_ms(d.step.ns),
+                                          d.step_factor.value, d.prefill_step_factor.value));
     }
   }
   if (fit_overheads_flag) print_fitted_source(chosen, cases);

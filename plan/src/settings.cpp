@@ -281,6 +281,13 @@ std::vector<Setting> build_settings() {
        "Time added to each request's TTFT and E2E for every other request in flight when it arrives",
        "unset means the engine's fitted default", kSim},
       {.min = 0, .max = 1e6}));
+  t.push_back(number<&Scenario::engine, &EngineSettings::request_overhead_per_in_flight_prefill_share>(
+      {"request-overhead-per-in-flight-prefill-share", "engine", "request_overhead_per_in_flight_prefill_share",
+       "share of the request's prompt prefill time per other request in flight",
+       "Time added to each request's TTFT and E2E for every other request in flight when it arrives, as a share of "
+       "the cost model's time for its prompt prefilled alone",
+       "unset means the engine's fitted default", kSim},
+      {.min = 0, .max = 100}));
   t.push_back(number<&Scenario::engine, &EngineSettings::request_overhead_spread_ms>(
       {"request-overhead-spread-ms", "engine", "request_overhead_spread_ms", "ms",
        "Per-request overhead drawn uniformly within ± this around its mean (seeded)", "unset means none", kSim},
@@ -292,7 +299,13 @@ std::vector<Setting> build_settings() {
       {.min = 0, .max = 1e6}));
   t.push_back(number<&Scenario::engine, &EngineSettings::step_time_factor>(
       {"step-time-factor", "engine", "step_time_factor", "ratio",
-       "The engine's step time per cost-model step time", "unset means the engine's fitted default", kSim},
+       "The engine's step time per cost-model step time (the decode part when --prefill-time-factor is given too)",
+       "unset means the engine's fitted default", kSim},
+      {.min = 0.05, .max = 20}));
+  t.push_back(number<&Scenario::engine, &EngineSettings::prefill_time_factor>(
+      {"prefill-time-factor", "engine", "prefill_time_factor", "ratio",
+       "The engine's time per cost-model time for the prefill part of a step (the step minus its decodes alone)",
+       "unset means the engine's fitted default, or --step-time-factor when that is given", kSim},
       {.min = 0.05, .max = 20}));
   t.push_back(boolean<&Scenario::engine, &EngineSettings::disable_custom_all_reduce>(
       {"disable-custom-all-reduce", "engine", "disable_custom_all_reduce", "boolean",

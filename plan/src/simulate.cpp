@@ -209,6 +209,10 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
         sim::overhead_ms_to_ns(*e.request_overhead_per_in_flight_ms, "--request-overhead-per-in-flight-ms");
     c.overheads.request_per_in_flight.source = "given (--request-overhead-per-in-flight-ms)";
   }
+  if (e.request_overhead_per_in_flight_prefill_share) {
+    c.overheads.request_per_in_flight_prefill_share.value = *e.request_overhead_per_in_flight_prefill_share;
+    c.overheads.request_per_in_flight_prefill_share.source = "given (--request-overhead-per-in-flight-prefill-share)";
+  }
   if (e.request_overhead_spread_ms) {
     c.overheads.request_spread.ns = sim::overhead_ms_to_ns(*e.request_overhead_spread_ms, "--request-overhead-spread-ms");
     c.overheads.request_spread.source = "given (--request-overhead-spread-ms)";
@@ -218,8 +222,14 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
     c.overheads.step.source = "given (--step-overhead-ms)";
   }
   if (e.step_time_factor) {
+    // Without --prefill-time-factor the given factor is the whole step's, as before the split.
     c.overheads.step_factor.value = *e.step_time_factor;
     c.overheads.step_factor.source = "given (--step-time-factor)";
+    c.overheads.prefill_step_factor = c.overheads.step_factor;
+  }
+  if (e.prefill_time_factor) {
+    c.overheads.prefill_step_factor.value = *e.prefill_time_factor;
+    c.overheads.prefill_step_factor.source = "given (--prefill-time-factor)";
   }
   c.kv_capacity_bytes = static_cast<int64_t>(in.kv_cache.capacity_gib * kGiB);
   if (!e.profile.empty()) {
@@ -353,6 +363,12 @@ StepExplanation explain_step(const Scenario& scenario, const StepShape& shape) {
   work.decode_contexts = decode;
   work.prefill = prefill;
   e.breakdown = model.explain(work);
+  e.decode_only_ns = e.breakdown.total_ns;
+  if (shape.prefill > 0) {
+    sim::StepWork decodes;
+    decodes.decode_contexts = decode;
+    e.decode_only_ns = shape.batch > 0 ? model.explain(decodes).total_ns : 0;
+  }
   e.weights_note = model.weights_note();
   e.sources = model.sources();
   e.cuda_graphs = options.cuda_graphs && shape.prefill == 0;
@@ -372,8 +388,12 @@ nlohmann::json step_json(const StepExplanation& e) {
   j["engine_step_overhead_source"] = config.overheads.step.source;
   j["engine_step_time_factor"] = config.overheads.step_factor.value;
   j["engine_step_time_factor_source"] = config.overheads.step_factor.source;
+  j["engine_prefill_time_factor"] = config.overheads.prefill_step_factor.value;
+  j["engine_prefill_time_factor_source"] = config.overheads.prefill_step_factor.source;
+  j["decode_only_ns"] = e.decode_only_ns;
   j["step_with_overhead_ns"] =
-      sim::engine_step_ns(b.total_ns, config.overheads.step_factor.value, config.overheads.step.ns);
+      sim::engine_step_ns(b.total_ns, e.decode_only_ns, config.overheads.step_factor.value,
+                          config.overheads.prefill_step_factor.value, config.overheads.step.ns);
   j["weights"] = e.weights_note;
   j["ops"] = nlohmann::json::array();
   for (const sim::OpCost& op : b.ops) {
@@ -408,15 +428,22 @@ std::string step_text(const StepExplanation& e) {
   }
   out += fmt::format("\n  step time (critical path over compute, communication and copy streams): {:.1f} us\n",
                      static_cast<double>(b.total_ns) / 1e3);
-  if (config.overheads.step_factor.value != 1.0) {
-    out += fmt::format("  x engine step-time factor {:.3f} — {}\n", config.overheads.step_factor.value,
-                       config.overheads.step_factor.source);
+  const sim::ServingOverheads& o = config.overheads;
+  const bool split = o.prefill_step_factor.value != o.step_factor.value && e.shape.prefill > 0;
+  if (split) {
+    out += fmt::format("  of which the decodes alone: {:.1f} us x engine step-time factor {:.3f} — {}\n",
+                       static_cast<double>(e.decode_only_ns) / 1e3, o.step_factor.value, o.step_factor.source);
+    out += fmt::format("  and the prefill part: {:.1f} us x engine prefill-time factor {:.3f} — {}\n",
+                       static_cast<double>(b.total_ns - e.decode_only_ns) / 1e3, o.prefill_step_factor.value,
+                       o.prefill_step_factor.source);
+  } else if (o.step_factor.value != 1.0) {
+    out += fmt::format("  x engine step-time factor {:.3f} — {}\n", o.step_factor.value, o.step_factor.source);
   }
   out += fmt::format("  + engine step overhead (scheduler, sampling, CPU): {:.1f} us — {}\n",
                      static_cast<double>(config.overheads.step.ns) / 1e3, config.overheads.step.source);
   out += fmt::format("  = {:.1f} us per step as the simulator advances time\n",
-                     static_cast<double>(sim::engine_step_ns(b.total_ns, config.overheads.step_factor.value,
-                                                             config.overheads.step.ns)) / 1e3);
+                     static_cast<double>(sim::engine_step_ns(b.total_ns, e.decode_only_ns, o.step_factor.value,
+                                                             o.prefill_step_factor.value, o.step.ns)) / 1e3);
   out += fmt::format("  step times: {}\n", e.source.summary);
   out += "  terms: compute = FLOPs / (peak x e_c), memory = bytes / (bandwidth x e_m); the larger, times the\n"
          "  measured shape correction (grid), never below the class's per-kernel floor, plus launch overhead\n"

@@ -152,7 +152,7 @@ std::string BenchClient::describe() const {
 
 TimeNs estimate_request_cycle_ns(StepTimer& timer, const BenchClientSpec& spec, int64_t max_batched_tokens,
                                  int32_t max_num_seqs, TimeNs request_overhead_ns, TimeNs step_overhead_ns,
-                                 double step_factor) {
+                                 double step_factor, double prefill_factor) {
   const int64_t prompt = std::max<int64_t>(1, std::llround(spec.prompt.mean()));
   const int64_t output = std::max<int64_t>(1, std::llround(spec.output.mean()));
   const int64_t chunk_cap = std::max<int64_t>(1, max_batched_tokens);
@@ -165,7 +165,7 @@ TimeNs estimate_request_cycle_ns(StepTimer& timer, const BenchClientSpec& spec, 
     const PrefillChunk c{.context_tokens = done, .new_tokens = chunk};
     StepWork work;
     work.prefill = std::span<const PrefillChunk>(&c, 1);
-    prefill += engine_step_ns(timer.step_ns(work), step_factor, step_overhead_ns);
+    prefill += engine_step_ns(timer.step_ns(work), prefill_factor, step_overhead_ns);
     done += chunk;
   }
   TimeNs cycle = request_overhead_ns + spec.max_concurrency * prefill;

@@ -163,12 +163,17 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
                             {"request_applies_to", "TTFT and E2E (the request reaches the engine this long after it is sent)"},
                             {"request_per_in_flight_ms", ns_to_ms(c.overheads.request_per_in_flight.ns)},
                             {"request_per_in_flight_source", c.overheads.request_per_in_flight.source},
+                            {"request_per_in_flight_prefill_share", c.overheads.request_per_in_flight_prefill_share.value},
+                            {"request_per_in_flight_prefill_share_source",
+                             c.overheads.request_per_in_flight_prefill_share.source},
                             {"request_spread_ms", ns_to_ms(c.overheads.request_spread.ns)},
                             {"request_spread_source", c.overheads.request_spread.source},
                             {"step_ms", ns_to_ms(c.overheads.step.ns)},
                             {"step_source", c.overheads.step.source},
                             {"step_time_factor", c.overheads.step_factor.value},
                             {"step_time_factor_source", c.overheads.step_factor.source},
+                            {"prefill_time_factor", c.overheads.prefill_step_factor.value},
+                            {"prefill_time_factor_source", c.overheads.prefill_step_factor.source},
                             {"step_applies_to", "every engine step (so TPOT, TTFT and E2E)"}};
   j["summary"] = run_summary_json(r.summary);
   j["memory"] = {{"kv_capacity_bytes_per_replica", r.kv_capacity_bytes},

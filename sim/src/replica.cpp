@@ -416,14 +416,28 @@ struct Replica::Impl {
     work.swap_in_bytes = swap_in_bytes;
     work.swap_out_bytes = swap_out_bytes;
     TimeNs t = cost->step_ns(work);
+    // The decodes alone (with the copies and drafts), when the prefill part is scaled apart: the
+    // rest of the step is its prefill part (serving_overheads.h, prefill_step_factor).
+    TimeNs decode_only = t;
+    if (!chunks.empty() && setup.prefill_step_factor != setup.step_factor) {
+      if (decode_contexts.empty() && swap_in_bytes == 0 && swap_out_bytes == 0) {
+        decode_only = 0;
+      } else {
+        StepWork decodes = work;
+        decodes.prefill = {};
+        decode_only = cost->step_ns(decodes);
+      }
+    }
     if (cfg().spec.draft_tokens > 0 && !decode_contexts.empty()) {
       StepWork draft;
       draft.decode_contexts = decode_contexts;
       TimeNs one = cost->step_ns(draft);
-      t += static_cast<TimeNs>(std::llround(static_cast<double>(one) * cfg().spec.draft_cost_ratio *
-                                            cfg().spec.draft_tokens));
+      const TimeNs drafting = static_cast<TimeNs>(std::llround(static_cast<double>(one) * cfg().spec.draft_cost_ratio *
+                                                               cfg().spec.draft_tokens));
+      t += drafting;
+      decode_only += drafting;
     }
-    return engine_step_ns(t, setup.step_factor, setup.step_overhead_ns);
+    return engine_step_ns(t, decode_only, setup.step_factor, setup.prefill_step_factor, setup.step_overhead_ns);
   }
 
   // ---- step end ---------------------------------------------------------------------------

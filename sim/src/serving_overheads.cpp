@@ -3,6 +3,7 @@
 #include "kvplan/sim/serving_overheads.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -16,13 +17,20 @@ std::string ServingOverheads::describe() const {
   const std::string spread =
       request_spread.ns > 0 ? fmt::format(" ± {:.3f} ms uniform ({})", ns_to_ms(request_spread.ns), request_spread.source)
                             : std::string();
-  const std::string factor = step_factor.value != 1.0
-                                 ? fmt::format("; step time x {:.3f} ({})", step_factor.value, step_factor.source)
-                                 : std::string();
-  const std::string per_in_flight =
+  std::string factor = step_factor.value != 1.0
+                           ? fmt::format("; step time x {:.3f} ({})", step_factor.value, step_factor.source)
+                           : std::string();
+  if (prefill_step_factor.value != step_factor.value) {
+    factor += fmt::format("; prefill part of a step x {:.3f} ({})", prefill_step_factor.value, prefill_step_factor.source);
+  }
+  std::string per_in_flight =
       request_per_in_flight.ns > 0 ? fmt::format(" + {:.3f} ms per other request in flight ({})",
                                                  ns_to_ms(request_per_in_flight.ns), request_per_in_flight.source)
                                    : std::string();
+  if (request_per_in_flight_prefill_share.value > 0) {
+    per_in_flight += fmt::format(" + {:.4f} x its prompt's prefill time per other request in flight ({})",
+                                 request_per_in_flight_prefill_share.value, request_per_in_flight_prefill_share.source);
+  }
   return fmt::format("per request {:.3f} ms ({}){}{}; per step {:.3f} ms ({}){}", ns_to_ms(request.ns), request.source,
                      per_in_flight, spread, ns_to_ms(step.ns), step.source, factor);
 }
@@ -33,12 +41,24 @@ namespace {
 constexpr uint64_t kRequestDelayStream = 0xDE1A'0000'0000'0000ULL;
 }  // namespace
 
-TimeNs request_delay_ns(const ServingOverheads& o, uint64_t seed, int64_t request_id, int64_t others_in_flight) {
-  const TimeNs mean = o.request.ns + std::max<int64_t>(0, others_in_flight) * o.request_per_in_flight.ns;
+TimeNs request_delay_ns(const ServingOverheads& o, uint64_t seed, int64_t request_id, int64_t others_in_flight,
+                        TimeNs prompt_prefill_ns) {
+  const int64_t others = std::max<int64_t>(0, others_in_flight);
+  const TimeNs prefill_share = static_cast<TimeNs>(std::llround(
+      o.request_per_in_flight_prefill_share.value * static_cast<double>(std::max<TimeNs>(0, prompt_prefill_ns))));
+  const TimeNs mean = o.request.ns + others * (o.request_per_in_flight.ns + prefill_share);
   if (o.request_spread.ns <= 0) return mean;
   Rng rng = Rng::stream(seed, kRequestDelayStream + static_cast<uint64_t>(request_id));
   const double offset = (2.0 * rng.uniform01() - 1.0) * static_cast<double>(o.request_spread.ns);
   return std::max<TimeNs>(0, mean + static_cast<TimeNs>(std::llround(offset)));
+}
+
+TimeNs prompt_prefill_ns(StepTimer& timer, int64_t prompt_tokens) {
+  if (prompt_tokens <= 0) return 0;
+  const PrefillChunk chunk{.context_tokens = 0, .new_tokens = prompt_tokens};
+  StepWork work;
+  work.prefill = std::span<const PrefillChunk>(&chunk, 1);
+  return timer.step_ns(work);
 }
 
 namespace {
@@ -50,9 +70,13 @@ namespace {
 // (core/custom_all_reduce.h). Per engine and bench start rule:
 //   - step-time factor and step overhead: least squares of the relative TPOT error over the fit
 //     rows at concurrency <= 128 per engine instance (TPOT ~ factor x predicted + overhead; the
-//     overhead may not be negative);
+//     overhead may not be negative); the prefill factor equals it (a separate one fitted with
+//     --split-prefill-factor scores worse on the fit half: docs/benchmarks.md);
 //   - request overhead and per-in-flight overhead: least absolute relative TTFT error over the same
-//     rows rerun with those step terms (TTFT ~ predicted + request + per-in-flight x (C - 1));
+//     rows rerun with those step terms, in two forms: ms per other request in flight
+//     (TTFT ~ predicted + request + per-in-flight x (C - 1)) or a share of the prompt's prefill
+//     (TTFT ~ predicted + request + share x prefill(isl) x (C - 1)); per engine the form with the
+//     smaller fit-half error is kept, the other is 0;
 //   - the step terms refitted with the request terms in place, then the request terms once more;
 //   - the start rule (bench_client.h) with the smaller fit-half median + p90 |error| of TTFT and TPOT.
 // `kvplan_validate_serving --fit-overheads` prints the lines below; paste them after a change.
@@ -62,17 +86,19 @@ namespace {
 struct Fitted {
   TimeNs request_ns;
   TimeNs per_in_flight_ns;
+  double per_in_flight_prefill_share;  // share of the request's own prompt prefill, per other in flight
   TimeNs step_ns;
   double factor;
+  double prefill_factor;  // the prefill part of a step
   const char* what;
 };
 
-// kvplan_validate_serving --fit-overheads printed these lines (2026-12-01).
-constexpr Fitted kSglang{103'627'000, 894'000, 320'000, 1.082,
+// kvplan_validate_serving --fit-overheads printed these lines (2026-12-02).
+constexpr Fitted kSglang{100'545'000, 0, 0.0309, 319'000, 1.082, 1.082,
     "SGLang, burst bench client: 34 fit rows at concurrency 16-128 per instance (qwen3-32b)"};
-constexpr Fitted kTrtllm{112'977'000, 2'017'000, 1'244'000, 0.880,
+constexpr Fitted kTrtllm{104'693'000, 0, 0.0552, 1'181'000, 0.887, 0.887,
     "TensorRT-LLM, staggered bench client: 228 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-8b, qwen3-235b-a22b-fp8, qwen3-32b)"};
-constexpr Fitted kVllm{10'985'000, 2'237'000, 640'000, 1.063,
+constexpr Fitted kVllm{16'549'000, 0, 0.0754, 568'000, 1.077, 1.077,
     "vLLM, staggered bench client: 107 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-70b, qwen3-32b)"};
 
 OverheadTerm term(TimeNs ns, const Fitted& f) {
@@ -89,7 +115,9 @@ ServingOverheads default_serving_overheads(Engine engine, bool cuda_graphs) {
     // are in the cost model already) and no data here.
     o.request.source = "not modelled (no measurements without CUDA graphs)";
     o.request_per_in_flight.source = o.request.source;
+    o.request_per_in_flight_prefill_share.source = o.request.source;
     o.step.source = o.request.source;
+    o.prefill_step_factor.source = o.request.source;
     return o;
   }
   const Fitted* f = nullptr;
@@ -102,14 +130,23 @@ ServingOverheads default_serving_overheads(Engine engine, bool cuda_graphs) {
   if (f == nullptr) return o;  // Hugging Face generate: not modelled
   o.request = term(f->request_ns, *f);
   o.request_per_in_flight = term(f->per_in_flight_ns, *f);
+  o.request_per_in_flight_prefill_share = ShareTerm{f->per_in_flight_prefill_share, term(0, *f).source};
   o.step = term(f->step_ns, *f);
   o.step_factor = StepFactor{f->factor, term(0, *f).source};
+  o.prefill_step_factor = StepFactor{f->prefill_factor, term(0, *f).source};
   return o;
 }
 
 TimeNs engine_step_ns(TimeNs model_ns, double factor, TimeNs overhead_ns) {
   const TimeNs scaled = factor == 1.0 ? model_ns : static_cast<TimeNs>(std::llround(factor * static_cast<double>(model_ns)));
   return std::max<TimeNs>(scaled + overhead_ns, 1);
+}
+
+TimeNs engine_step_ns(TimeNs model_ns, TimeNs decode_only_ns, double factor, double prefill_factor, TimeNs overhead_ns) {
+  if (factor == prefill_factor) return engine_step_ns(model_ns, factor, overhead_ns);
+  const TimeNs decode = std::clamp<TimeNs>(decode_only_ns, 0, model_ns);
+  const double scaled = factor * static_cast<double>(decode) + prefill_factor * static_cast<double>(model_ns - decode);
+  return std::max<TimeNs>(static_cast<TimeNs>(std::llround(scaled)) + overhead_ns, 1);
 }
 
 StepTermsFit fit_step_terms(const std::vector<double>& predicted_ms, const std::vector<double>& measured_ms) {
@@ -140,6 +177,76 @@ StepTermsFit fit_step_terms(const std::vector<double>& predicted_ms, const std::
     fit.overhead_ms = 0;
     fit.factor = s1 / s11;
   }
+  fit.prefill_factor = fit.factor;
+  return fit;
+}
+
+namespace {
+
+// Solves the n x n system a x = b (n <= 3) by Gaussian elimination with partial pivoting; false
+// when it is singular.
+template <size_t N>
+bool solve(std::array<std::array<double, N>, N> a, std::array<double, N> b, std::array<double, N>& x) {
+  for (size_t c = 0; c < N; ++c) {
+    size_t pivot = c;
+    for (size_t r = c + 1; r < N; ++r) {
+      if (std::fabs(a[r][c]) > std::fabs(a[pivot][c])) pivot = r;
+    }
+    if (!(std::fabs(a[pivot][c]) > 1e-300)) return false;
+    std::swap(a[c], a[pivot]);
+    std::swap(b[c], b[pivot]);
+    for (size_t r = c + 1; r < N; ++r) {
+      const double k = a[r][c] / a[c][c];
+      for (size_t j = c; j < N; ++j) a[r][j] -= k * a[c][j];
+      b[r] -= k * b[c];
+    }
+  }
+  for (size_t c = N; c-- > 0;) {
+    double v = b[c];
+    for (size_t j = c + 1; j < N; ++j) v -= a[c][j] * x[j];
+    x[c] = v / a[c][c];
+  }
+  return true;
+}
+
+}  // namespace
+
+StepTermsFit fit_step_terms(const std::vector<double>& decode_ms, const std::vector<double>& prefill_ms,
+                            const std::vector<double>& measured_ms) {
+  // Weighted normal equations with x = (d/m, q/m, 1/m), target 1.
+  std::array<std::array<double, 3>, 3> ata{};
+  std::array<double, 3> atb{};
+  std::vector<double> total, measured;
+  const size_t n = std::min({decode_ms.size(), prefill_ms.size(), measured_ms.size()});
+  for (size_t i = 0; i < n; ++i) {
+    const double d = decode_ms[i], q = prefill_ms[i], m = measured_ms[i];
+    if (!(d > 0) || !(q >= 0) || !(m > 0) || !std::isfinite(d) || !std::isfinite(q) || !std::isfinite(m)) continue;
+    const std::array<double, 3> x = {d / m, q / m, 1.0 / m};
+    for (size_t r = 0; r < 3; ++r) {
+      for (size_t c = 0; c < 3; ++c) ata[r][c] += x[r] * x[c];
+      atb[r] += x[r];
+    }
+    total.push_back(d + q);
+    measured.push_back(m);
+  }
+  const StepTermsFit one = fit_step_terms(total, measured);
+  if (total.size() < 3) return one;
+  StepTermsFit fit;
+  fit.rows = total.size();
+  std::array<double, 3> x3{};
+  if (!solve<3>(ata, atb, x3)) return one;
+  fit.factor = x3[0];
+  fit.prefill_factor = x3[1];
+  fit.overhead_ms = x3[2];
+  fit.unconstrained_overhead_ms = x3[2];
+  if (fit.overhead_ms < 0) {
+    std::array<double, 2> x2{};
+    if (!solve<2>({{{ata[0][0], ata[0][1]}, {ata[1][0], ata[1][1]}}}, {atb[0], atb[1]}, x2)) return one;
+    fit.factor = x2[0];
+    fit.prefill_factor = x2[1];
+    fit.overhead_ms = 0;
+  }
+  if (!(fit.factor > 0) || !(fit.prefill_factor > 0)) return one;
   return fit;
 }
 

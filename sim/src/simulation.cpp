@@ -162,7 +162,21 @@ class Loop {
   TimeNs request_overhead_ns_ = 0;  // mean time from a request's send to the engine (for the stagger window)
   // The delay of a request being sent now (request_delay_ns: the fixed part, the part per other
   // request in flight, the spread); counts it as in flight from here until it finishes or is rejected.
-  TimeNs send(const RequestSpec& r) { return request_delay_ns(cfg_.overheads, cfg_.seed, r.id, in_flight_++); }
+  TimeNs send(const RequestSpec& r) {
+    const bool prefill_shaped = cfg_.overheads.request_per_in_flight_prefill_share.value > 0;
+    const TimeNs prefill = prefill_shaped ? prompt_prefill_ns(*timer_, r.prompt_tokens) : 0;
+    return request_delay_ns(cfg_.overheads, cfg_.seed, r.id, in_flight_++, prefill);
+  }
+  // The mean delay of a bench request sent with the other C - 1 in flight (the stagger window's
+  // share of it): no spread, the mean prompt's prefill.
+  TimeNs mean_delay_at_full_load(const BenchClientSpec& spec) {
+    ServingOverheads mean = cfg_.overheads;
+    mean.request_spread.ns = 0;
+    const int64_t prompt = std::max<int64_t>(1, std::llround(spec.prompt.mean()));
+    const TimeNs prefill =
+        mean.request_per_in_flight_prefill_share.value > 0 ? prompt_prefill_ns(*timer_, prompt) : 0;
+    return request_delay_ns(mean, 0, 0, spec.max_concurrency - 1, prefill);
+  }
   int64_t in_flight_ = 0;  // requests sent (their delay started) and not yet finished or rejected
   int64_t expected_requests_ = 0;
   int64_t finished_ = 0;
@@ -250,6 +264,7 @@ void Loop::build() {
     setup.seed = cfg_.seed;
     setup.step_overhead_ns = cfg_.overheads.step.ns;
     setup.step_factor = cfg_.overheads.step_factor.value;
+    setup.prefill_step_factor = cfg_.overheads.prefill_step_factor.value;
     replicas_.emplace_back(setup, make_kv_manager(kc), timer_, tier);
   }
   router_ = std::make_unique<Router>(cfg_.cluster.router);
@@ -267,8 +282,16 @@ void Loop::build() {
                                   "is never negative)",
                                   o.request.ns, o.request_per_in_flight.ns, o.step.ns, o.request_spread.ns));
   }
+  if (!(o.request_per_in_flight_prefill_share.value >= 0) || !std::isfinite(o.request_per_in_flight_prefill_share.value)) {
+    throw ConfigError(fmt::format("serving overheads: per-in-flight prefill share {} must be >= 0",
+                                  o.request_per_in_flight_prefill_share.value));
+  }
   if (!(o.step_factor.value > 0) || !std::isfinite(o.step_factor.value)) {
     throw ConfigError(fmt::format("serving overheads: step time factor {} must be > 0", o.step_factor.value));
+  }
+  if (!(o.prefill_step_factor.value > 0) || !std::isfinite(o.prefill_step_factor.value)) {
+    throw ConfigError(
+        fmt::format("serving overheads: prefill step time factor {} must be > 0", o.prefill_step_factor.value));
   }
   request_overhead_ns_ = cfg_.overheads.request.ns;
 
@@ -301,9 +324,9 @@ void Loop::build() {
                                   ? spec.options.window_ns
                                   : estimate_request_cycle_ns(*timer_, spec, sched.max_num_batched_tokens,
                                                               sched.max_num_seqs,
-                                                              request_overhead_ns_ + (spec.max_concurrency - 1) *
-                                                                                         o.request_per_in_flight.ns,
-                                                              cfg_.overheads.step.ns, cfg_.overheads.step_factor.value);
+                                                              mean_delay_at_full_load(spec),
+                                                              cfg_.overheads.step.ns, cfg_.overheads.step_factor.value,
+                                                              cfg_.overheads.prefill_step_factor.value);
         result_.bench_window_ns = window;
         user_pending_.resize(static_cast<size_t>(bench_->num_users()));
         for (int32_t u = 0; u < bench_->num_users(); ++u) {

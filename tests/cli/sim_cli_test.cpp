@@ -195,11 +195,34 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   EXPECT_EQ(j["bench"]["start"], "staggered");  // vLLM's default (bench_client.h)
   EXPECT_GT(j["bench"]["stagger_window_ms"].get<double>(), 0);
   // Every latency names the overheads in it and their source: vLLM's fitted defaults here.
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 10.985);
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_per_in_flight_ms"].get<double>(), 2.237);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 16.549);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_per_in_flight_ms"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_per_in_flight_prefill_share"].get<double>(), 0.0754);
   EXPECT_NE(j["serving_overheads"]["request_source"].get<std::string>().find("fitted"), std::string::npos);
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_ms"].get<double>(), 0.64);
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_time_factor"].get<double>(), 1.063);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_ms"].get<double>(), 0.568);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_time_factor"].get<double>(), 1.077);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["prefill_time_factor"].get<double>(), 1.077);
+
+  // The prefill-shaped per-in-flight term: 0 leaves only the fixed delay, so the mean TTFT falls.
+  Result z = run("simulate --json --client bench --max-concurrency 8 --num-prompts 40 --random-input-len 512 "
+                 "--random-output-len 64 --seed 2 --request-overhead-per-in-flight-prefill-share 0");
+  ASSERT_EQ(z.status, 0) << z.out;
+  auto zj = json_of(z.out);
+  EXPECT_EQ(zj["serving_overheads"]["request_per_in_flight_prefill_share_source"],
+            "given (--request-overhead-per-in-flight-prefill-share)");
+  EXPECT_LT(zj["summary"]["ttft_ms"]["mean"].get<double>(), j["summary"]["ttft_ms"]["mean"].get<double>());
+  // --step-time-factor alone sets the whole step's factor; --prefill-time-factor the prefill part's.
+  Result whole = run("simulate --json --client bench --max-concurrency 8 --num-prompts 40 --random-input-len 512 "
+                     "--random-output-len 64 --seed 2 --step-time-factor 1.2");
+  ASSERT_EQ(whole.status, 0) << whole.out;
+  EXPECT_DOUBLE_EQ(json_of(whole.out)["serving_overheads"]["prefill_time_factor"].get<double>(), 1.2);
+  Result g = run("simulate --json --client bench --max-concurrency 8 --num-prompts 40 --random-input-len 512 "
+                 "--random-output-len 64 --seed 2 --step-time-factor 1.2 --prefill-time-factor 2");
+  ASSERT_EQ(g.status, 0) << g.out;
+  auto gj = json_of(g.out);
+  EXPECT_EQ(gj["serving_overheads"]["prefill_time_factor_source"], "given (--prefill-time-factor)");
+  EXPECT_GT(gj["summary"]["ttft_ms"]["mean"].get<double>(),
+            json_of(whole.out)["summary"]["ttft_ms"]["mean"].get<double>());
 
   // --max-concurrency alone means the bench client; overrides name themselves as the source.
   Result o = run("simulate --json --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16 "
@@ -216,8 +239,9 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   Result text = run("simulate --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16");
   ASSERT_EQ(text.status, 0) << text.out;
   for (const char* f : {"bench client: 20 prompts at max concurrency 4", "steady state: 12 requests measured",
-                        "serving overheads in these latencies: per request 10.985 ms (fitted", "+ 2.237 ms per other request in flight (fitted",
-                        "step time x 1.063 (fitted"}) {
+                        "serving overheads in these latencies: per request 16.549 ms (fitted",
+                        "+ 0.0754 x its prompt's prefill time per other request in flight (fitted",
+                        "step time x 1.077 (fitted"}) {
     EXPECT_NE(text.out.find(f), std::string::npos) << f << "\n" << text.out;
   }
 }

@@ -280,14 +280,21 @@ TEST(BenchGolden, RequestAndStepOverheadsAreAddedWhereTheySay) {
   EXPECT_DOUBLE_EQ(r.records[0].tpot_ns(), 1'600'000.0);
 }
 
-TEST(BenchGolden, RequestOverheadGrowsWithTheRequestsInFlight) {
+// Two requests of 20 + 3 tokens sent together at t = 0, 5 ms per request and 0.5 ms per step: the
+// per-in-flight tests below differ only in how request 1's delay grows with request 0 in flight.
+SimulationConfig two_requests_sent_together() {
   SimulationConfig cfg = bench_config(4, 24);
   cfg.workload = WorkloadConfig{};
   cfg.workload.kind = WorkloadKind::kList;
   cfg.workload.requests = {testing::request(0, 0, 20, 3), testing::request(1, 0, 20, 3)};
   cfg.overheads.request = OverheadTerm{5'000'000, "test"};
-  cfg.overheads.request_per_in_flight = OverheadTerm{10'000'000, "test"};
   cfg.overheads.step = OverheadTerm{500'000, "test"};
+  return cfg;
+}
+
+TEST(BenchGolden, RequestOverheadGrowsWithTheRequestsInFlight) {
+  SimulationConfig cfg = two_requests_sent_together();
+  cfg.overheads.request_per_in_flight = OverheadTerm{10'000'000, "test"};
   BenchRun r = run(cfg);
   // Request 0 is sent with nothing in flight: at the engine at 5 ms, then 1.7 + 1.6 + 1.6 ms as in
   // the test above. Request 1 is sent with request 0 in flight: 5 + 1 x 10 = 15 ms after t = 0;
@@ -299,6 +306,38 @@ TEST(BenchGolden, RequestOverheadGrowsWithTheRequestsInFlight) {
   EXPECT_EQ(r.records[0].ttft_ns(), 6'700'000);
   EXPECT_EQ(r.records[1].arrival_ns, 0);
   EXPECT_EQ(r.records[1].ttft_ns(), 16'700'000);
+}
+
+TEST(BenchGolden, PrefillShapedOverheadGrowsWithTheRequestsInFlightAndThePrompt) {
+  // As above, but the per-in-flight part is 0.5 x the formula's time for the prompt prefilled
+  // alone: 1 ms + 20 x 10 us = 1.2 ms, so 0.6 ms per other request in flight.
+  SimulationConfig cfg = two_requests_sent_together();
+  cfg.overheads.request_per_in_flight_prefill_share = ShareTerm{0.5, "test"};
+  BenchRun r = run(cfg);
+  // Request 0: at the engine at 5 ms, first token at 6.7 ms. Request 1 is sent with request 0 in
+  // flight: 5 + 1 x 0.6 = 5.6 ms after t = 0, while request 0 prefills; it waits for that step
+  // (6.7 ms) and joins the batch: prefill 20 + one decode = 1 + 0.2 + 0.1 + 0.5 = 1.8 ms -> 8.5 ms.
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.records[0].ttft_ns(), 6'700'000);
+  EXPECT_EQ(r.records[1].arrival_ns, 0);
+  EXPECT_EQ(r.records[1].ttft_ns(), 8'500'000);
+  EXPECT_EQ(r.log.at(1), "6700000->8500000: 0:D1 1:P20");
+}
+
+TEST(BenchGolden, PrefillPartOfAStepHasItsOwnFactor) {
+  // As above with the plain per-in-flight term (request 1 sent 5 + 0.6 = 5.6 ms after t = 0) and
+  // the prefill part of every step x 2. Step 1, request 0's prefill alone: all prefill part,
+  // 2 x 1.2 + 0.5 = 2.9 ms -> 5 to 7.9 ms. Step 2, request 0's decode with request 1's prefill:
+  // decodes alone 1 + 0.1 = 1.1 ms, prefill part 0.2 ms: 1.1 + 2 x 0.2 + 0.5 = 2.0 ms -> 9.9 ms.
+  SimulationConfig cfg = two_requests_sent_together();
+  cfg.overheads.request_per_in_flight = OverheadTerm{600'000, "test"};
+  cfg.overheads.prefill_step_factor = StepFactor{2.0, "test"};
+  BenchRun r = run(cfg);
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.log.at(0), "5000000->7900000: 0:P20");
+  EXPECT_EQ(r.log.at(1), "7900000->9900000: 0:D1 1:P20");
+  EXPECT_EQ(r.records[0].ttft_ns(), 7'900'000);
+  EXPECT_EQ(r.records[1].ttft_ns(), 9'900'000);
 }
 
 TEST(BenchGolden, OpenLoopDeliveriesKeepTheSendOrderWhenDelaysDiffer) {

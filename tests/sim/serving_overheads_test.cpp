@@ -2,11 +2,13 @@
 // is 0 and says "not modelled".
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "kvplan/core/error.h"
 #include "kvplan/sim/serving_overheads.h"
+#include "sim_test_support.h"
 
 namespace kvplan::sim {
 namespace {
@@ -26,12 +28,18 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   }
   // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
   // serving"); the tool says "matches this fit" for each engine when they are current.
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 112'977'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 2'017'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight.ns, 2'237'000);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.880);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 640'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 103'627'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 104'693'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 0);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0552);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight_prefill_share.value, 0.0754);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.887);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 568'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 100'545'000);
+  for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
+    const ServingOverheads o = default_serving_overheads(e, true);
+    EXPECT_TRUE(contains(o.request_per_in_flight_prefill_share.source, "fit half, in-sample"))
+        << o.request_per_in_flight_prefill_share.source;
+  }
 }
 
 TEST(ServingOverheads, EngineStepTimeScalesThenAdds) {
@@ -39,6 +47,48 @@ TEST(ServingOverheads, EngineStepTimeScalesThenAdds) {
   EXPECT_EQ(engine_step_ns(10'000'000, 0.852, 1'193'000), 8'520'000 + 1'193'000);
   EXPECT_EQ(engine_step_ns(3, 0.5, 0), 2);  // 1.5 rounds half away from zero
   EXPECT_EQ(engine_step_ns(0, 1.0, 0), 1);  // a step always advances time
+}
+
+TEST(ServingOverheads, EngineStepTimeScalesDecodeAndPrefillPartsApart) {
+  // 10 ms step whose decodes alone are 4 ms: 0.8 x 4 + 1.5 x 6 = 12.2 ms, + 0.5 ms overhead.
+  EXPECT_EQ(engine_step_ns(10'000'000, 4'000'000, 0.8, 1.5, 500'000), 12'700'000);
+  // Equal factors: exactly the one-factor step, whatever the split.
+  EXPECT_EQ(engine_step_ns(10'000'000, 4'000'000, 0.852, 0.852, 1'193'000), engine_step_ns(10'000'000, 0.852, 1'193'000));
+  // A prefill-only step (no decodes) is all prefill part; a decode-only step all decode part.
+  EXPECT_EQ(engine_step_ns(10'000'000, 0, 0.8, 1.5, 0), 15'000'000);
+  EXPECT_EQ(engine_step_ns(10'000'000, 10'000'000, 0.8, 1.5, 0), 8'000'000);
+  // A decode part above the whole step is clamped to it.
+  EXPECT_EQ(engine_step_ns(10'000'000, 12'000'000, 0.8, 1.5, 0), 8'000'000);
+}
+
+TEST(ServingOverheads, SplitStepTermsFitRecoversBothFactorsAndTheOverhead) {
+  // measured = 0.85 x decode + 1.4 x prefill + 1 ms exactly: the least squares recovers all three.
+  const std::vector<double> decode = {10, 20, 12, 30, 8, 25};
+  const std::vector<double> prefill = {0, 2, 9, 15, 1, 30};
+  std::vector<double> measured;
+  for (size_t i = 0; i < decode.size(); ++i) measured.push_back(0.85 * decode[i] + 1.4 * prefill[i] + 1.0);
+  const StepTermsFit f = fit_step_terms(decode, prefill, measured);
+  EXPECT_EQ(f.rows, 6u);
+  EXPECT_NEAR(f.factor, 0.85, 1e-9);
+  EXPECT_NEAR(f.prefill_factor, 1.4, 1e-9);
+  EXPECT_NEAR(f.overhead_ms, 1.0, 1e-9);
+  // The one-factor fit of the same total time cannot follow it: its prefill factor is its factor.
+  std::vector<double> total;
+  for (size_t i = 0; i < decode.size(); ++i) total.push_back(decode[i] + prefill[i]);
+  const StepTermsFit one = fit_step_terms(total, measured);
+  EXPECT_EQ(one.prefill_factor, one.factor);
+  EXPECT_GT(std::fabs(one.factor - 0.85), 0.01);
+  // measured = 0.9 x decode + 1.2 x prefill - 0.5 ms: no negative overhead; both factors refitted with o = 0.
+  std::vector<double> m2;
+  for (size_t i = 0; i < decode.size(); ++i) m2.push_back(0.9 * decode[i] + 1.2 * prefill[i] - 0.5);
+  const StepTermsFit g = fit_step_terms(decode, prefill, m2);
+  EXPECT_LT(g.unconstrained_overhead_ms, 0);
+  EXPECT_EQ(g.overhead_ms, 0.0);
+  EXPECT_GT(g.prefill_factor, g.factor);
+  // No prefill in any row: the two factors cannot be told apart; the one-factor fit.
+  const StepTermsFit h = fit_step_terms(decode, std::vector<double>(decode.size(), 0.0), decode);
+  EXPECT_NEAR(h.factor, 1.0, 1e-9);
+  EXPECT_EQ(h.prefill_factor, h.factor);
 }
 
 TEST(ServingOverheads, StepTermsFitRecoversFactorAndOverhead) {
@@ -77,6 +127,26 @@ TEST(ServingOverheads, RequestDelayAddsItsShareForEveryOtherRequestInFlight) {
   EXPECT_EQ(request_delay_ns(o, 7, 1, 0), 10'000'000);
   EXPECT_EQ(request_delay_ns(o, 7, 1, 7), 10'000'000 + 7 * 500'000);  // 13.5 ms
   EXPECT_EQ(request_delay_ns(o, 7, 1, -3), 10'000'000);                // a count below 0 counts as 0
+}
+
+TEST(ServingOverheads, RequestDelayAddsAShareOfItsPromptPrefillForEveryOtherRequestInFlight) {
+  ServingOverheads o;
+  o.request.ns = 10'000'000;
+  o.request_per_in_flight_prefill_share.value = 0.05;
+  // Prompt prefilled alone in 40 ms: 0.05 x 40 = 2 ms per other request in flight.
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 0, 40'000'000), 10'000'000);
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 7, 40'000'000), 10'000'000 + 7 * 2'000'000);  // 24 ms
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 7, 0), 10'000'000);  // no prefill time given: no share
+  // Both per-in-flight forms add up: 10 + 7 x (0.5 + 2) = 27.5 ms.
+  o.request_per_in_flight.ns = 500'000;
+  EXPECT_EQ(request_delay_ns(o, 7, 1, 7, 40'000'000), 27'500'000);
+  EXPECT_TRUE(contains(o.describe(), "0.0500 x its prompt's prefill time per other request in flight")) << o.describe();
+}
+
+TEST(ServingOverheads, PromptPrefillIsOneStepOfThePromptAlone) {
+  testing::FormulaTimer timer;  // 1 ms + 10 us per prefill token
+  EXPECT_EQ(prompt_prefill_ns(timer, 1000), 1'000'000 + 1000 * 10'000);  // 11 ms
+  EXPECT_EQ(prompt_prefill_ns(timer, 0), 0);
 }
 
 TEST(ServingOverheadsFit, RequestTermsRecoverAnExactLine) {

@@ -77,9 +77,11 @@ struct EngineSettings {
   std::optional<bool> cuda_graphs;              // nullopt: on unless enforce_eager
   std::optional<double> request_overhead_ms;    // nullopt: the engine's fitted default
   std::optional<double> request_overhead_per_in_flight_ms;  // nullopt: the engine's fitted default
+  std::optional<double> request_overhead_per_in_flight_prefill_share;  // nullopt: the engine's fitted default
   std::optional<double> request_overhead_spread_ms;         // nullopt: none (uniform ± around the mean)
   std::optional<double> step_overhead_ms;       // nullopt: the engine's fitted default
   std::optional<double> step_time_factor;       // nullopt: the engine's fitted default
+  std::optional<double> prefill_time_factor;    // nullopt: the engine's fitted default (step_time_factor if given)
   bool disable_custom_all_reduce = false;       // every TP all-reduce through NCCL (the profile's class)
   std::string profile;  // step-time source: "" (auto), auto, published, datasheet, or a file
 };

@@ -110,6 +110,7 @@ struct StepExplanation {
   sim::StepTimeSource source;
   MemoryPlan plan;
   sim::StepBreakdown breakdown;
+  sim::TimeNs decode_only_ns = 0;  // the step's decodes alone (the rest is its prefill part)
   std::string weights_note;
   std::vector<std::string> sources;  // per operator class: where its numbers come from
   bool cuda_graphs = false;          // this step replays a CUDA graph

@@ -122,10 +122,10 @@ class BenchClient {
 // step per chunk — every user's prompt passes through the engine once per cycle, in its own step
 // (SGLang) or mixed into a decode step at about that marginal cost (vLLM); decode_step: a
 // decode-only step of min(C, max_num_seqs) sequences at context mean prompt + mean output / 2;
-// every step scaled by step_factor plus step_overhead (engine_step_ns). An estimate: batching prompts together makes real cycles a little
+// decode steps scaled by step_factor and prefill steps by prefill_factor, plus step_overhead (engine_step_ns). An estimate: batching prompts together makes real cycles a little
 // shorter, and the running load spreads the phases over the true cycle anyway.
 TimeNs estimate_request_cycle_ns(StepTimer& timer, const BenchClientSpec& spec, int64_t max_batched_tokens,
                                  int32_t max_num_seqs, TimeNs request_overhead_ns, TimeNs step_overhead_ns,
-                                 double step_factor = 1.0);
+                                 double step_factor = 1.0, double prefill_factor = 1.0);
 
 }  // namespace kvplan::sim

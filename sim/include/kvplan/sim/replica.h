@@ -43,6 +43,7 @@ struct ReplicaSetup {
   uint64_t seed = 0;
   TimeNs step_overhead_ns = 0;  // engine CPU time per step, added once to every step (serving_overheads.h)
   double step_factor = 1.0;     // the engine's step time per cost-model step time (serving_overheads.h)
+  double prefill_step_factor = 1.0;  // the same for the prefill part of a step (serving_overheads.h)
 };
 
 // Something a step produced that the simulation must act on.
