@@ -432,7 +432,8 @@ std::vector<Setting> build_settings() {
       {.min = 1, .max = 100'000'000}));
   t.push_back(text<&Scenario::workload, &WorkloadSettings::prompt_lengths>(
       {"prompt-lengths", "workload", "prompt_lengths", "length spec (tokens)",
-       "Prompt lengths: fixed:N, uniform:A,B, normal:MEAN,SD, lognormal:MU,SIGMA or trace:FILE[:prompt|output|total]",
+       "Prompt lengths: fixed:N, uniform:A,B, normal:MEAN,SD, lognormal:MU,SIGMA or trace:FILE[:prompt|output|total] "
+       "({traces} in FILE: the shipped traces folder)",
        "unset means the preset's", kSim},
       length_spec(true)));
   t.push_back(text<&Scenario::workload, &WorkloadSettings::output_lengths>(

@@ -149,9 +149,11 @@ EffectiveWorkload effective_workload(const WorkloadSettings& wl) {
   w.turns = wl.turns.value_or(p.turns);
   w.shared_prefix_tokens = wl.shared_prefix_tokens.value_or(p.shared_prefix_tokens);
   w.horizon_s = p.horizon_s;
-  w.prompt_lengths = wl.prompt_lengths.empty() ? preset_length_spec(p.prompt_lengths) : wl.prompt_lengths;
-  w.output_lengths = wl.output_lengths.empty() ? preset_length_spec(p.output_lengths) : wl.output_lengths;
-  w.followup_lengths = wl.followup_lengths.empty() ? preset_length_spec(p.followup_lengths) : wl.followup_lengths;
+  // "{traces}" works in a given spec too, so a scenario file can name a shipped trace wherever it is
+  // run from (data/scenarios/chat-h100.json does).
+  w.prompt_lengths = preset_length_spec(wl.prompt_lengths.empty() ? p.prompt_lengths : wl.prompt_lengths);
+  w.output_lengths = preset_length_spec(wl.output_lengths.empty() ? p.output_lengths : wl.output_lengths);
+  w.followup_lengths = preset_length_spec(wl.followup_lengths.empty() ? p.followup_lengths : wl.followup_lengths);
   return w;
 }
 

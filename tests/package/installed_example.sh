@@ -16,7 +16,7 @@ cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
 cmake -S "$src/examples/installed" -B "$work/example" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$work/prefix" >"$work/configure.log"
 cmake --build "$work/example" >"$work/build.log"
-cd "$src"  # the scenario's trace paths are relative to the repository root
+cd "$src"
 for answer in memory simulate; do
   "$cli" "$answer" --json --scenario "$scenario" >"$work/$answer.cli" 2>/dev/null
   "$work/example/kvplan_answer" "$answer" "$scenario" >"$work/$answer.cpp"

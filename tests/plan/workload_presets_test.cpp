@@ -269,3 +269,23 @@ TEST(PrefixCachingDefault, FollowsTheEngineAndItsVersion) {
 
 }  // namespace
 }  // namespace kvplan::plan
+
+namespace kvplan::plan {
+namespace {
+
+// A given length spec may name a shipped trace as {traces}, so a scenario file works from any
+// directory (data/scenarios/chat-h100.json does); the scenario keeps the token, the run resolves it.
+TEST(WorkloadPresets, TracesTokenWorksInAGivenSpec) {
+  Scenario s;
+  set_values(s, {{"prompt-lengths", "trace:{traces}/azure_llm_2023_code.csv:prompt"}});
+  EXPECT_EQ(s.workload.prompt_lengths, "trace:{traces}/azure_llm_2023_code.csv:prompt");
+  const EffectiveWorkload w = effective_workload(s.workload);
+  EXPECT_EQ(w.prompt_lengths, "trace:" + data_dir() + "/traces/azure_llm_2023_code.csv:prompt");
+  // The code preset names the same file the same way: the same prompt lengths.
+  Scenario code;
+  code.workload.preset = WorkloadPreset::kCode;
+  EXPECT_EQ(effective_workload(code.workload).prompt_lengths, w.prompt_lengths);
+}
+
+}  // namespace
+}  // namespace kvplan::plan
