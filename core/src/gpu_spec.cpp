@@ -64,6 +64,12 @@ GpuSpec parse_gpu_spec(const nlohmann::json& object, std::string_view what) {
   }
   g.device_names = f.string_list_or("device_names");
   const double memory_gb = f.positive_number("memory_gb");
+  // One device's memory, in bytes, must fit int64 with room to spare; 1 PB is far beyond any GPU.
+  constexpr double kMaxMemoryGb = 1e6;
+  if (memory_gb > kMaxMemoryGb) {
+    f.fail("memory_gb", internal::json_value_text(f.raw("memory_gb")),
+           fmt::format("must be at most {:g} (GB of one device)", kMaxMemoryGb));
+  }
   g.memory_bytes = static_cast<int64_t>(memory_gb * 1e9);
   if (f.has("usable_memory_gib")) {
     const double usable_gib = f.positive_number("usable_memory_gib");

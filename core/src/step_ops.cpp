@@ -337,17 +337,24 @@ class Builder {
         double touched = 0, rows = 0;
         int64_t w = 0;
         if (ep_ > 1) {
-          // Expert parallelism: whole experts, E/ep per GPU; tokens of every data-parallel rank
-          // (assumed to carry this rank's batch) reach them through an all-to-all.
+          // Expert parallelism: whole experts, E/ep per GPU, each run over the tokens of every
+          // data-parallel rank (assumed to carry this rank's batch).
           const double ranks = static_cast<double>(dp_);
           const double all_tokens = T_ * ranks;
           w = s.expert_intermediate_size;
           touched = expected_experts_touched(static_cast<int>(E), static_cast<int>(k),
                                              static_cast<int64_t>(std::llround(all_tokens))) / ep_;
           rows = all_tokens * k / ep_;
-          // dispatch and combine: each local token's hidden state to k experts, (ep-1)/ep off-GPU
-          const double a2a = 2.0 * (T_ / tp_) * k * h_ * kAct * (ep_ - 1) / ep_;
-          add("moe_all_to_all", OpClass::kCollective, 0, a2a, 2, Stream::kComm);
+          // With one data-parallel rank every GPU of the TP group already holds every token (the
+          // attention output is all-reduced), so each runs its local experts over all of them and
+          // the MLP all-reduce that follows combines them: no all-to-all (vLLM's FusedMoE uses its
+          // all-to-all kernels only when dp_size > 1 and EP is on; TensorRT-LLM with attention TP
+          // and MoE EP likewise). With attention DP the ranks hold different tokens: dispatch and
+          // combine each local token's hidden state to its k experts, (ep-1)/ep of it off-GPU.
+          if (dp_ > 1) {
+            const double a2a = 2.0 * (T_ / tp_) * k * h_ * kAct * (ep_ - 1) / ep_;
+            add("moe_all_to_all", OpClass::kCollective, 0, a2a, 2, Stream::kComm);
+          }
         } else {
           w = s.expert_intermediate_size / tp_;
           touched = expected_experts_touched(static_cast<int>(E), static_cast<int>(k), s_.new_tokens());

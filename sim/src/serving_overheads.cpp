@@ -93,10 +93,11 @@ struct Fitted {
   const char* what;
 };
 
-// kvplan_validate_serving --fit-overheads printed these lines (2026-12-02).
+// kvplan_validate_serving --fit-overheads printed these lines (2026-12-02, after expert parallelism
+// with one data-parallel rank lost its all-to-all).
 constexpr Fitted kSglang{100'545'000, 0, 0.0309, 319'000, 1.082, 1.082,
     "SGLang, burst bench client: 34 fit rows at concurrency 16-128 per instance (qwen3-32b)"};
-constexpr Fitted kTrtllm{104'693'000, 0, 0.0552, 1'181'000, 0.887, 0.887,
+constexpr Fitted kTrtllm{106'357'000, 0, 0.0552, 986'000, 0.937, 0.937,
     "TensorRT-LLM, staggered bench client: 228 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-8b, qwen3-235b-a22b-fp8, qwen3-32b)"};
 constexpr Fitted kVllm{16'549'000, 0, 0.0754, 568'000, 1.077, 1.077,
     "vLLM, staggered bench client: 107 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-70b, qwen3-32b)"};

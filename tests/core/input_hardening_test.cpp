@@ -10,6 +10,7 @@
 
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/gpu_spec.h"
 #include "kvplan/core/json_input.h"
 #include "kvplan/core/length_distribution.h"
 #include "kvplan/core/model_config.h"
@@ -79,6 +80,19 @@ TEST(InputHardening, HugeSizesInAConfigAreRefusedByName) {
   j["intermediate_size"] = 1 << 30;
   msg = error_of([&] { parse_model_config(j, "m"); });
   EXPECT_NE(msg.find("intermediate_size=1073741824"), std::string::npos) << msg;
+}
+
+TEST(InputHardening, HugeGpuMemoryIsRefusedByName) {
+  // memory_gb 2.47e33 made 2.47e42 bytes, past int64 (UBSan; found by fuzz_gpu_file,
+  // tests/fuzz/regressions/fuzz_gpu_file/memory_gb_2e33.json)
+  nlohmann::json g = {{"id", "big"},           {"name", "Big"},          {"memory_gb", 2.46667e33},
+                      {"memory_bandwidth_gb_s", 1000}, {"bf16_dense_tflops", 100}, {"num_sms", 100},
+                      {"pcie_gb_s", 32},        {"architecture", "hopper"}, {"source", "test"}};
+  const std::string msg = error_of([&] { parse_gpu_spec(g, "gpu file 'big.json'"); });
+  EXPECT_NE(msg.find("memory_gb=2.46667e+33"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("at most 1e+06"), std::string::npos) << msg;
+  g["memory_gb"] = 141;
+  EXPECT_EQ(parse_gpu_spec(g, "gpu file 'big.json'").memory_bytes, 141'000'000'000);
 }
 
 TEST(InputHardening, HugeMaxModelLenIsRefused) {

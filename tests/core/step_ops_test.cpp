@@ -193,6 +193,26 @@ TEST(StepOpsMoe, MixtralReadsOnlyTouchedExperts) {
   EXPECT_FALSE(has_op(ops, "gate_up_proj"));
 }
 
+TEST(StepOpsMoe, ExpertParallelNeedsAnAllToAllOnlyWithDataParallelAttention) {
+  // TP 4 x EP 4, one data-parallel rank: every GPU holds every token after the attention
+  // all-reduce, runs its 2 local experts (of 8) and the MLP all-reduce combines them.
+  Fixture f("mixtral-8x7b", 4);
+  f.parallel.expert_parallel = true;
+  f.builder.add_decode(100);
+  StepOps ops = f.build();
+  EXPECT_FALSE(has_op(ops, "moe_all_to_all"));
+  EXPECT_TRUE(has_op(ops, "mlp_all_reduce"));
+  // one token: 2 experts touched of 8, a quarter of them here: 0.5 x the whole [28672, 4096] bf16
+  EXPECT_NEAR(op(ops, "experts_gate_up").bytes, 0.5 * 2 * 14336 * 4096 * 2 + 0.5 * (4096 + 28672) * 2, 1.0);
+  // DP 4 x EP 4 (data-parallel attention): ranks hold different tokens, so an all-to-all
+  // dispatches and combines: 2 x T x k x hidden x 2 B x 3/4 = 2 x 1 x 2 x 4096 x 2 x 0.75
+  f.parallel = Parallelism{.tensor_parallel = 1, .data_parallel = 4, .expert_parallel = true};
+  f.layout = build_kv_layout(f.model, f.scheme, f.parallel);
+  ops = f.build();
+  ASSERT_TRUE(has_op(ops, "moe_all_to_all"));
+  EXPECT_DOUBLE_EQ(op(ops, "moe_all_to_all").bytes, 2.0 * 1 * 2 * 4096 * 2 * 0.75);
+}
+
 TEST(StepOpsMla, DeepSeekV3DecodeReadsTheLatent) {
   Fixture f("deepseek-v3");
   f.builder.add_decode(999);  // 1000 tokens attended

@@ -28,11 +28,11 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   }
   // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
   // serving"); the tool says "matches this fit" for each engine when they are current.
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 104'693'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 106'357'000);
   EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 0);
   EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0552);
   EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight_prefill_share.value, 0.0754);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.887);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.937);
   EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 568'000);
   EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 100'545'000);
   for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
