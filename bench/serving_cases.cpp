@@ -142,6 +142,8 @@ const std::map<std::string, std::string>& model_presets() {
       {"openai/gpt-oss-120b", "gpt-oss-120b"},
       {"deepseek-ai/DeepSeek-R1", "deepseek-r1"},
       {"Qwen/Qwen2-7B-Instruct", "qwen2-7b"},
+      {"meta-llama/Llama-3.3-70B-Instruct", "llama-3.3-70b"},
+      {"meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"},  // the chat fine-tune: the same architecture
   };
   return m;
 }
@@ -267,6 +269,10 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
       {"AMD Instinct MI300X 192GB", "mi300x"},
       {"AMD Instinct MI300X 192GB (Hot Aisle node)", "mi300x"},
       {"NVIDIA A100 80GB (SXM/PCIe not stated)", "a100-80gb"},
+      {"NVIDIA A100 SXM4 40GB (inferred from Azure Standard_ND96asr_v4)", "a100-40gb"},
+      // The source says "H100" only; run as the SXM part (the common cloud H100), noted per row.
+      {"NVIDIA H100 (SXM/PCIe not stated)", "h100-sxm"},
+      {"NVIDIA A10", "a10"},
   };
   std::vector<ServingCase> out;
   for (const Record& r : read_csv(path)) {
@@ -296,8 +302,15 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
     }
     const std::string& load_kind = field(r, "load_kind", path);
     const int64_t num_prompts = leading_int(field(r, "num_prompts", path));
-    c.burst = load_kind == "request_rate";
-    c.concurrency = c.burst ? num_prompts : leading_int(field(r, "load_value", path));
+    const std::string& load_value = field(r, "load_value", path);
+    // request_rate inf: a burst; a finite request_rate: open-loop Poisson arrivals (vLLM's and
+    // SGLang's benchmark clients draw exponential gaps at that mean rate).
+    if (load_kind == "request_rate" && load_value != "inf") {
+      c.rate = to_double(load_value);
+    } else {
+      c.burst = load_kind == "request_rate";
+    }
+    c.concurrency = c.burst || c.rate > 0 ? num_prompts : leading_int(field(r, "load_value", path));
 
     auto preset = model_presets().find(c.model);
     auto gpu = gpus.find(field(r, "gpu", path));
@@ -310,6 +323,8 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
     } else if (leading_int(field(r, "ep", path)) > 1) {
       c.why_not = fmt::format("MoE split tp {} x ep {} (kvplan's EP spreads whole experts over all GPUs)",
                               field(r, "tp", path), field(r, "ep", path));
+    } else if (load_kind == "request_rate" && load_value != "inf" && !(c.rate > 0 && std::isfinite(c.rate))) {
+      c.why_not = fmt::format("request_rate '{}' is neither inf nor a positive number", load_value);
     } else if (c.concurrency <= 0 || c.isl <= 0 || c.osl <= 0) {
       c.why_not = "missing lengths or load";
     }
@@ -318,6 +333,7 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
       continue;
     }
     c.gpu = gpu->second;
+    if (gpu->first == "NVIDIA H100 (SXM/PCIe not stated)") add_note(c, "H100 variant not stated: run as H100 SXM");
     c.memory_flags["model"] = preset->second;
     c.memory_flags["gpu"] = c.gpu;
     c.memory_flags["engine"] = c.engine;
@@ -325,6 +341,12 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
     if (c.engine == "vllm" && !version.empty()) c.memory_flags["engine-version"] = version;
     const int64_t tp = std::max<int64_t>(1, leading_int(field(r, "tp", path)));
     c.memory_flags["tensor-parallel-size"] = std::to_string(tp);
+    if (const int64_t pp = leading_int(field(r, "pp", path)); pp > 1) {
+      c.memory_flags["pipeline-parallel-size"] = std::to_string(pp);
+      if (notes.find("two ") != std::string::npos && notes.find("nodes") != std::string::npos) {
+        add_note(c, "pipeline stages on two nodes: the inter-node link is not modelled");
+      }
+    }
     const std::string& weights = field(r, "weight_dtype", path);
     if (!preset_is_quantized(preset->second) && weights.rfind("fp8", 0) == 0) c.memory_flags["quantization"] = "fp8";
     if (const int64_t seqs = leading_int(field(r, "max_num_seqs", path)); seqs > 0) {
@@ -341,7 +363,17 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
     }
     if (notes.find("--num-scheduler-steps") != std::string::npos) add_note(c, "multi-step scheduling not modelled");
     if (field(r, "prefix_caching", path).rfind("on", 0) == 0) add_note(c, "warm prefix cache across runs not modelled");
-    if (c.burst) {
+    if (c.rate > 0) {
+      // Open loop: num_prompts requests with Poisson arrivals, statistics over all of them, as
+      // the benchmark clients print them (no warm-up is left out).
+      c.sim_flags["arrivals"] = "poisson";
+      c.sim_flags["rate"] = fmt::format("{}", c.rate);
+      c.sim_flags["num-requests"] = std::to_string(num_prompts);
+      c.sim_flags["prompt-lengths"] = fmt::format("fixed:{}", c.isl);
+      c.sim_flags["output-lengths"] = fmt::format("fixed:{}", c.osl);
+      c.sim_flags["seed"] = std::to_string(1);
+      add_note(c, fmt::format("Poisson arrivals at {} req/s, statistics over all requests", load_value));
+    } else if (c.burst) {
       // Every request at t = 0: an open-loop burst (1 ns apart), statistics over all requests, as printed.
       c.sim_flags["arrivals"] = "constant";
       c.sim_flags["rate"] = "1e9";

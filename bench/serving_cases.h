@@ -23,6 +23,7 @@ struct ServingCase {
   int64_t concurrency = 0;  // requests in flight over all replicas (burst: the burst size)
   int64_t replicas = 1;     // independent engine instances (data-parallel ranks)
   bool burst = false;       // every request sent at t = 0 (request_rate inf): no steady state
+  double rate = 0;          // > 0: open-loop Poisson arrivals at this many requests/s (finite request_rate)
   int64_t isl = 0, osl = 0;
   double measured_ttft_ms = 0, measured_tpot_ms = 0;
   std::string notes;        // approximations kvplan makes for this row

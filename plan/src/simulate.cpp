@@ -73,6 +73,29 @@ sim::SimulationConfig simulation_config(const Scenario& scenario) {
   return simulation_config(scenario, resolve(scenario));
 }
 
+namespace {
+
+// The per-in-flight request terms were fitted on closed-loop benchmark sweeps (--client bench:
+// equal lengths, no think time), whose users fall into lock step, so a new prompt waits behind a
+// share of the others' (docs/benchmarks.md, "The fit"). Open-loop arrivals and users who think do
+// not fall into step, and on the open-loop runs kvplan has (Poisson, vLLM on H100) the term
+// over-predicts TTFT; so other workloads do not get it unless it is given.
+void drop_lock_step_terms(sim::ServingOverheads& o, const EngineSettings& e) {
+  constexpr const char* kWhy =
+      "not applied: fitted on closed-loop benchmark sweeps whose users fall into lock step (--client bench); "
+      "open-loop Poisson runs are over-predicted with it (docs/benchmarks.md, \"Open-loop runs\")";
+  if (!e.request_overhead_per_in_flight_ms && o.request_per_in_flight.ns > 0) {
+    o.request_per_in_flight.ns = 0;
+    o.request_per_in_flight.source = kWhy;
+  }
+  if (!e.request_overhead_per_in_flight_prefill_share && o.request_per_in_flight_prefill_share.value > 0) {
+    o.request_per_in_flight_prefill_share.value = 0;
+    o.request_per_in_flight_prefill_share.source = kWhy;
+  }
+}
+
+}  // namespace
+
 sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenario& s) {
   const EngineSettings& e = in.engine;
   const WorkloadSettings& wl = in.workload;
@@ -213,6 +236,7 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
     c.overheads.request_per_in_flight_prefill_share.value = *e.request_overhead_per_in_flight_prefill_share;
     c.overheads.request_per_in_flight_prefill_share.source = "given (--request-overhead-per-in-flight-prefill-share)";
   }
+  if (!bench) drop_lock_step_terms(c.overheads, e);
   if (e.request_overhead_spread_ms) {
     c.overheads.request_spread.ns = sim::overhead_ms_to_ns(*e.request_overhead_spread_ms, "--request-overhead-spread-ms");
     c.overheads.request_spread.source = "given (--request-overhead-spread-ms)";

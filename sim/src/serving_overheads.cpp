@@ -30,6 +30,8 @@ std::string ServingOverheads::describe() const {
   if (request_per_in_flight_prefill_share.value > 0) {
     per_in_flight += fmt::format(" + {:.4f} x its prompt's prefill time per other request in flight ({})",
                                  request_per_in_flight_prefill_share.value, request_per_in_flight_prefill_share.source);
+  } else if (request_per_in_flight.ns == 0 && request_per_in_flight_prefill_share.source.rfind("not applied", 0) == 0) {
+    per_in_flight += fmt::format(" (per-in-flight term {})", request_per_in_flight_prefill_share.source);
   }
   return fmt::format("per request {:.3f} ms ({}){}{}; per step {:.3f} ms ({}){}", ns_to_ms(request.ns), request.source,
                      per_in_flight, spread, ns_to_ms(step.ns), step.source, factor);

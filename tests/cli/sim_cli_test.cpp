@@ -246,6 +246,31 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   }
 }
 
+TEST(SimCli, PerInFlightTermIsTheBenchClientsOnly) {
+  // Fitted on closed-loop sweeps whose users fall into lock step: open-loop arrivals and chat
+  // users do not get it (it over-predicts open-loop Poisson runs, docs/benchmarks.md), and say so.
+  const std::string why = "not applied: fitted on closed-loop benchmark sweeps whose users fall into lock step";
+  for (const std::string& workload : {std::string("--rate 2 --num-requests 20 --prompt-lengths fixed:512 "
+                                                  "--output-lengths fixed:16"),
+                                      std::string("--workload chat --users 8 --duration 20")}) {
+    Result r = run("simulate --json " + workload);
+    ASSERT_EQ(r.status, 0) << r.out;
+    auto j = json_of(r.out);
+    EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_per_in_flight_prefill_share"].get<double>(), 0.0) << workload;
+    EXPECT_EQ(j["serving_overheads"]["request_per_in_flight_prefill_share_source"].get<std::string>().rfind(why, 0),
+              0u)
+        << workload;
+    EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 16.549) << workload;  // the fixed part stays
+    Result text = run("simulate " + workload);
+    EXPECT_NE(text.out.find("(per-in-flight term " + why), std::string::npos) << text.out;
+  }
+  // Given, it applies to any workload.
+  Result g = run("simulate --json --rate 2 --num-requests 20 --prompt-lengths fixed:512 --output-lengths fixed:16 "
+                 "--request-overhead-per-in-flight-prefill-share 0.05");
+  ASSERT_EQ(g.status, 0) << g.out;
+  EXPECT_DOUBLE_EQ(json_of(g.out)["serving_overheads"]["request_per_in_flight_prefill_share"].get<double>(), 0.05);
+}
+
 TEST(SimCli, UnknownWorkloadPresetIsBadInput) {
   expect_bad_input("simulate --workload chatbot", {"--workload=chatbot", "must be one of chat, code, rag, agent, batch"});
   expect_bad_input("capacity --workload Chat --slo-ttft-ms 1000", {"--workload=Chat"});
