@@ -2,6 +2,7 @@
 //
 //   ./build/bench/kvplan_validate_serving [--data DIR] [--csv rows.csv] [--rows] [--profile P]
 //                                         [--write-band] [--fit-overheads] [--split-prefill-factor]
+//                                         [--trtllm-aic-schedule]
 //
 // For every mode=agg row of aiconfigurator's silicon_sample.csv (H100 SXM; data/measurements/) that
 // kvplan can express, the run is simulated as it was made: engine, TP/EP/attention-DP, precision,
@@ -109,6 +110,22 @@ std::string g_profile;
 // --split-prefill-factor: fit a separate factor for the prefill part of a step (an experiment: its
 // fit-half score is worse than one factor's, docs/benchmarks.md; the shipped terms use one).
 bool g_split_prefill = false;
+
+// --trtllm-aic-schedule (an experiment): TensorRT-LLM rows run with the scheduler settings
+// aiconfigurator's generator writes for agg workers (rule_plugin/trtllm.rule, extra_engine_args
+// templates): no chunked prefill, max_num_tokens = round_up(batch + isl + 1500, 32), max_seq_len
+// isl + osl.
+bool g_trtllm_aic = false;
+
+void apply_trtllm_aic_schedule(std::vector<ServingCase>& cases) {
+  for (ServingCase& c : cases) {
+    if (c.engine != "trtllm" || !c.why_not.empty()) continue;
+    const int64_t tokens = (c.concurrency_per_replica() + c.isl + 1500 + 31) / 32 * 32;
+    c.memory_flags["max-num-batched-tokens"] = std::to_string(tokens);
+    c.memory_flags["max-model-len"] = std::to_string(c.isl + c.osl);
+    c.sim_flags["chunked-prefill"] = "false";
+  }
+}
 
 Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> terms) {
   Prediction p;
@@ -489,10 +506,11 @@ int main(int argc, char** argv) {
     else if (a == "--write-band") write_band_flag = true;
     else if (a == "--fit-overheads") fit_overheads_flag = true;
     else if (a == "--split-prefill-factor") g_split_prefill = true;
+    else if (a == "--trtllm-aic-schedule") g_trtllm_aic = true;
     else {
       std::fprintf(stderr,
                    "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--profile P] [--write-band] "
-                   "[--fit-overheads] [--split-prefill-factor]\n");
+                   "[--fit-overheads] [--split-prefill-factor] [--trtllm-aic-schedule]\n");
       return 2;
     }
   }
@@ -512,6 +530,7 @@ int main(int argc, char** argv) {
   try {
     cases = kvplan::bench::read_aiconfigurator_e2e(data + "/measurements/aiconfigurator_silicon_e2e_h100.csv");
     kvplan::bench::mark_inconsistent_runs(cases);  // before any simulation: measured numbers only
+    if (g_trtllm_aic) apply_trtllm_aic_schedule(cases);
   } catch (const kvplan::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
