@@ -514,8 +514,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (write_band_flag && g_split_prefill) {
-    std::fprintf(stderr, "kvplan_validate_serving: --write-band writes the shipped terms' band; drop --split-prefill-factor\n");
+  if (write_band_flag && (g_split_prefill || g_trtllm_aic)) {
+    std::fprintf(stderr, "kvplan_validate_serving: --write-band writes the shipped terms' band; drop %s\n",
+                 g_split_prefill ? "--split-prefill-factor" : "--trtllm-aic-schedule");
     return 2;
   }
   if ((write_band_flag || fit_overheads_flag) && !g_profile.empty()) {
