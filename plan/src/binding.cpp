@@ -49,8 +49,17 @@ BindingConstraint binding_constraint(const sim::Slo& slo, const sim::CapacitySea
                                      const MemoryPlan& plan) {
   BindingConstraint b;
   if (!plan.fits && search.probes.empty()) {
-    b.kind = "weights";
-    b.why = "weights do not fit: " + (plan.problems.empty() ? std::string("no KV budget") : plan.problems.front());
+    const std::string problem = plan.problems.empty() ? std::string("no KV budget") : plan.problems.front();
+    if (problem.rfind("one request of max_model_len", 0) == 0) {
+      // The weights fit; the context length the engine must guarantee does not (vLLM refuses to
+      // start: "max seq len ... is larger than the maximum number of tokens that can be stored in
+      // KV cache"). Llama-4-Scout's 10M-token default on 4 x H100 is one.
+      b.kind = "max_model_len";
+      b.why = "max_model_len does not fit: " + problem + "; lower --max-model-len";
+    } else {
+      b.kind = "weights";
+      b.why = "weights do not fit: " + problem;
+    }
     return b;
   }
   // Margins at the answer.

@@ -137,6 +137,12 @@ TEST(PlanBinding, JudgedFromTheFailingProbeAgainstThePassingOne) {
   EXPECT_EQ(w.kind, "weights");
   EXPECT_EQ(w.why, "weights do not fit: weights need 140 GiB");
   EXPECT_TRUE(w.margins.empty());
+  // The weights fit but one request of max_model_len does not: that is what to change.
+  too_big.problems = {"one request of max_model_len=10485760 tokens needs 120.28 GiB of KV but the budget is 15.17 GiB"};
+  const BindingConstraint l = binding_constraint(slo, sim::CapacitySearch{}, true, too_big);
+  EXPECT_EQ(l.kind, "max_model_len");
+  EXPECT_EQ(l.why, "max_model_len does not fit: one request of max_model_len=10485760 tokens needs 120.28 GiB of KV "
+                   "but the budget is 15.17 GiB; lower --max-model-len");
 }
 
 // Closed-loop users of fixed lengths, one minute per probe: small enough for a test.

@@ -1,6 +1,8 @@
 // kvplan/plan/binding.h — which limit binds a capacity answer, and how far every other limit is at
 // the answer. Judged from the first failing probe against the best passing one:
 //   - "weights": the weights (and the engine's fixed memory) leave no room for KV;
+//   - "max_model_len": the weights fit but one request of max_model_len does not (engines refuse
+//     to start; lower --max-model-len);
 //   - "kv_memory": at the failing load, more running sequences were preempted than at the passing
 //     one, or waiting requests were kept out because their KV did not fit (sim EngineLimitUse);
 //   - "max_num_seqs": requests waited while running sequences were at the engine's limit;
