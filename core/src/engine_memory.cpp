@@ -492,6 +492,20 @@ MemoryPlan plan_memory(const ModelConfig& m, const GpuSpec& gpu, const KvScheme&
   best.notes.insert(best.notes.end(), m.notes.begin(), m.notes.end());
   for (const std::string& n : c.weights.quant.notes) best.warnings.push_back(n);
   for (std::string& w : kv_scheme_warnings(scheme, c.engine)) best.warnings.push_back(std::move(w));
+  // Parallelism beyond one scale-up domain crosses the network, which the cost model does not price.
+  const int domain = gpu.scale_up_domain_gpus;
+  if (p.tensor_parallel > domain) {
+    best.warnings.push_back(fmt::format(
+        "tensor parallel {} spans more than one scale-up domain of {} ({} GPU{}: {}): kvplan prices every "
+        "tensor-parallel all-reduce on the in-domain link, but beyond it they cross the network "
+        "(InfiniBand/Ethernet), which is slower and not modelled: latency is optimistic",
+        p.tensor_parallel, gpu.id, domain, domain == 1 ? "" : "s", gpu.scale_up_domain_source));
+  } else if (p.tensor_parallel * p.pipeline_parallel > domain) {
+    best.warnings.push_back(fmt::format(
+        "tensor parallel {} x pipeline parallel {} spans more than one scale-up domain of {} ({} GPU{}: {}): "
+        "activations between pipeline stages on different domains cross the network, which is not modelled",
+        p.tensor_parallel, p.pipeline_parallel, gpu.id, domain, domain == 1 ? "" : "s", gpu.scale_up_domain_source));
+  }
   return best;
 }
 

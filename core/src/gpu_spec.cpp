@@ -21,7 +21,8 @@ const std::vector<std::string_view> kGpuKeys = {
     "id", "name", "vendor", "architecture", "aliases", "device_names",
     "memory_gb", "usable_memory_gib", "usable_memory_source", "memory_type", "memory_bandwidth_gb_s",
     "bf16_dense_tflops", "fp8_dense_tflops", "int8_dense_tops", "fp4_dense_tflops", "num_sms",
-    "interconnect_gb_s", "pcie_gb_s", "tdp_w", "price_usd_per_gpu_hour", "price_source",
+    "interconnect_gb_s", "scale_up_domain_gpus", "scale_up_domain_source", "pcie_gb_s", "tdp_w",
+    "price_usd_per_gpu_hour", "price_source",
     "spec_only", "source"};
 
 // Aliases are typed on command lines: lower-case letters, digits and . _ + -, starting with a
@@ -96,6 +97,14 @@ GpuSpec parse_gpu_spec(const nlohmann::json& object, std::string_view what) {
   g.peak_flops_fp4 = f.positive_number_or("fp4_dense_tflops", 0) * 1e12;
   g.num_sms = f.positive_int("num_sms");
   g.interconnect_bytes_per_s = f.non_negative_number_or("interconnect_gb_s", 0) * 1e9;
+  if (f.has("scale_up_domain_gpus")) {
+    g.scale_up_domain_gpus = f.positive_int("scale_up_domain_gpus");
+    g.scale_up_domain_source = f.string("scale_up_domain_source");
+  } else {
+    g.scale_up_domain_source = g.interconnect_bytes_per_s > 0
+                                   ? "default: an 8-GPU NVLink / Infinity Fabric board (HGX, OAM)"
+                                   : "default: the 8 PCIe GPUs of one server";
+  }
   g.pcie_bytes_per_s = f.positive_number("pcie_gb_s") * 1e9;
   g.tdp_w = f.positive_number_or("tdp_w", 0);
   g.price_usd_per_gpu_hour = f.positive_number_or("price_usd_per_gpu_hour", 0);

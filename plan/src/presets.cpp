@@ -54,6 +54,7 @@ nlohmann::json gpus_json() {
                    {"peak_flops_bf16", g.peak_flops_bf16}, {"peak_flops_fp8", g.peak_flops_fp8},
                    {"peak_flops_int8", g.peak_flops_int8}, {"peak_flops_fp4", or_null(g.peak_flops_fp4)},
                    {"num_sms", g.num_sms}, {"interconnect_bytes_per_s", g.interconnect_bytes_per_s},
+                   {"scale_up_domain_gpus", g.scale_up_domain_gpus}, {"scale_up_domain_source", g.scale_up_domain_source},
                    {"pcie_bytes_per_s", g.pcie_bytes_per_s}, {"tdp_w", or_null(g.tdp_w)},
                    {"price_usd_per_gpu_hour", or_null(g.price_usd_per_gpu_hour)},
                    {"price_source", g.price_source}, {"spec_only", g.spec_only}, {"source", g.source}});

@@ -85,5 +85,35 @@ TEST(Parallelism, DataParallelAttentionMultipliesTheLatentCache) {
   EXPECT_GT(dp8.total_kv_cache_tokens(), 4 * tp8.total_kv_cache_tokens());
 }
 
+TEST(Parallelism, TensorParallelBeyondOneScaleUpDomainIsFlagged) {
+  // HGX H100: 8 GPUs on NVLink. TP 16 crosses nodes over the network, which the cost model does
+  // not price: every memory plan (so every output) says so. GB200 NVL72 holds 72 in one domain.
+  const ModelConfig m = resolve_model("llama-3.1-405b");
+  ServingConfig c;
+  c.max_model_len = 8192;
+  c.weights = WeightFormat{m.dtype, m.quantization};
+  auto warned = [](const MemoryPlan& plan, const std::string& text) {
+    for (const std::string& w : plan.warnings) {
+      if (w.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  const GpuSpec h100 = resolve_gpu("h100-sxm");
+  EXPECT_EQ(h100.scale_up_domain_gpus, 8);
+  EXPECT_TRUE(warned(plan_memory(m, h100, KvScheme{}, Parallelism{.tensor_parallel = 16}, c),
+                     "tensor parallel 16 spans more than one scale-up domain of h100-sxm (8 GPUs"));
+  EXPECT_FALSE(warned(plan_memory(m, h100, KvScheme{}, Parallelism{.tensor_parallel = 8}, c), "scale-up domain"));
+  EXPECT_TRUE(warned(plan_memory(m, h100, KvScheme{}, Parallelism{.tensor_parallel = 8, .pipeline_parallel = 2}, c),
+                     "tensor parallel 8 x pipeline parallel 2 spans more than one scale-up domain"));
+  const GpuSpec gb200 = resolve_gpu("gb200");
+  EXPECT_EQ(gb200.scale_up_domain_gpus, 72);
+  EXPECT_FALSE(warned(plan_memory(m, gb200, KvScheme{}, Parallelism{.tensor_parallel = 16}, c), "scale-up domain"));
+  // NVLink-bridged PCIe cards: pairs.
+  const ModelConfig llama70 = resolve_model("llama-3.1-70b");
+  c.weights = WeightFormat{llama70.dtype, llama70.quantization};
+  EXPECT_TRUE(warned(plan_memory(llama70, resolve_gpu("h100-pcie"), KvScheme{}, Parallelism{.tensor_parallel = 4}, c),
+                     "tensor parallel 4 spans more than one scale-up domain of h100-pcie (2 GPUs"));
+}
+
 }  // namespace
 }  // namespace kvplan

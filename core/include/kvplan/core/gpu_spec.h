@@ -40,6 +40,11 @@ struct GpuSpec {
   double peak_flops_fp4 = 0;   // dense fp4 tensor-core FLOP/s (Blackwell); 0 when the GPU has none
   int num_sms = 0;             // SMs (NVIDIA) or CUs (AMD)
   double interconnect_bytes_per_s = 0;  // per-GPU NVLink/Infinity Fabric (0: PCIe only)
+  // GPUs one scale-up domain joins at interconnect_bytes_per_s (an HGX/OAM board: 8; NVL72: 72;
+  // NVLink-bridged PCIe cards: 2 or 4). PCIe-only GPUs: the GPUs of one server (8). Tensor
+  // parallelism beyond it crosses the network, which the cost model does not price.
+  int scale_up_domain_gpus = 8;
+  std::string scale_up_domain_source;   // where the domain size comes from ("default: ..." when not given)
   double pcie_bytes_per_s = 0;          // host link, one direction
   double tdp_w = 0;                     // board power in W; 0 when not given
   double price_usd_per_gpu_hour = 0;    // 0 when not given
