@@ -31,6 +31,7 @@ nlohmann::json candidate_json(const DeploymentCandidate& c) {
   j["gpus_per_replica"] = c.gpus_per_replica;
   j["usd_per_gpu_hour"] = c.usd_per_gpu_hour;
   j["price_source"] = c.price_source;
+  j["warnings"] = c.warnings;
   j["probes"] = c.probes;
   if (c.status == "searched" || c.status == "no_capacity") {
     j["capacity_per_replica"] = c.capacity;
@@ -108,6 +109,7 @@ std::vector<std::string> deployment_cheapest_lines(const DeploymentPlan& p) {
     out.push_back("WARNING: these step times are datasheet estimates, not measured or published timings; the latency "
                   "answer is unvalidated for this GPU (docs/benchmarks.md)");
   }
+  for (const std::string& w : c.warnings) out.push_back("WARNING: " + w);
   return out;
 }
 

@@ -383,6 +383,7 @@ DeploymentPlan search_deployments(const DeploymentSearch& q) {
       c.gpus_per_replica = deployment_cost(r, config.cluster).gpus;  // every engine of the unit
       c.usd_per_gpu_hour = r.usd_per_gpu_hour;
       c.price_source = r.price_source;
+      c.warnings = plan.warnings;
       if (!plan.fits && config.kv_capacity_bytes <= 0) {
         c.status = "does_not_fit";
         c.why = plan.problems.empty()

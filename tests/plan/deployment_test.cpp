@@ -176,6 +176,41 @@ TEST(DeploymentSearch, CostArithmeticByHand) {
   EXPECT_NE(text.find("CHEAPEST"), std::string::npos);
 }
 
+TEST(DeploymentSearch, ACandidateBeyondOneScaleUpDomainCarriesItsWarning) {
+  // H100 PCIe cards are NVLink-bridged in pairs: TP 2 stays in one domain, TP 4 crosses PCIe and
+  // nodes, which is not priced. The warning reaches the candidate, its JSON and the cheapest lines.
+  DeploymentSearch q = small_search();
+  q.space.gpus = {"h100-pcie"};
+  q.space.gpu_prices = {{"h100-pcie", 2.0}};
+  q.space.max_gpus = 4;
+  q.space.tensor_parallel = {2, 4};
+  const DeploymentPlan p = search_deployments(q);
+  bool tp2 = false, tp4 = false;
+  for (const DeploymentCandidate& c : p.candidates) {
+    bool warned = false;
+    for (const std::string& w : c.warnings) warned |= w.find("spans more than one scale-up domain") != std::string::npos;
+    if (c.tensor_parallel == 2) tp2 = !warned;
+    if (c.tensor_parallel == 4) tp4 = warned;
+  }
+  EXPECT_TRUE(tp2);
+  EXPECT_TRUE(tp4);
+  DeploymentPlan only4 = p;
+  for (size_t i = 0; i < only4.candidates.size(); ++i) {
+    if (only4.candidates[i].tensor_parallel == 4 && !only4.candidates[i].warnings.empty()) only4.cheapest = i;
+  }
+  ASSERT_TRUE(only4.cheapest.has_value());
+  // As if it had won (whether the search pruned it or not): its lines end with the warning.
+  DeploymentCandidate& won = only4.candidates[*only4.cheapest];
+  won.status = "searched";
+  won.capacity = won.served = 10;
+  won.replicas = 1;
+  won.usd_per_hour = won.replica_usd_per_hour();
+  bool line = false;
+  for (const std::string& l : deployment_cheapest_lines(only4)) line |= l.rfind("WARNING: tensor parallel 4", 0) == 0;
+  EXPECT_TRUE(line);
+  EXPECT_FALSE(deployment_plan_json(p).at("candidates").at(0).at("warnings").is_null());
+}
+
 TEST(DeploymentSearch, DisaggregatedUnitsCountEveryEngine) {
   DeploymentSearch q = small_search();
   q.space.gpus = {"h100-sxm"};

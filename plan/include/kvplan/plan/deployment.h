@@ -98,6 +98,7 @@ struct DeploymentCandidate {
   int64_t gpus_per_replica = 0;  // of one unit: TP x PP, or (P + D) x TP x PP when disaggregated
   double usd_per_gpu_hour = 0;
   std::string price_source;
+  std::vector<std::string> warnings;  // the memory plan's (lossy KV scheme, parallelism beyond one domain, ...)
   double estimate = 0;      // the memory model's optimistic per-replica load (orders the search)
   // searched:
   double capacity = 0;      // per replica: users or requests per second
