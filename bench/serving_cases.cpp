@@ -305,11 +305,9 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
     const std::string& load_value = field(r, "load_value", path);
     // request_rate inf: a burst; a finite request_rate: open-loop Poisson arrivals (vLLM's and
     // SGLang's benchmark clients draw exponential gaps at that mean rate).
-    if (load_kind == "request_rate" && load_value != "inf") {
-      c.rate = to_double(load_value);
-    } else {
-      c.burst = load_kind == "request_rate";
-    }
+    const bool poisson = load_kind == "request_rate" && load_value != "inf";
+    c.burst = load_kind == "request_rate" && !poisson;
+    if (poisson) c.rate = to_double(load_value);
     c.concurrency = c.burst || c.rate > 0 ? num_prompts : leading_int(field(r, "load_value", path));
 
     auto preset = model_presets().find(c.model);
@@ -323,7 +321,7 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
     } else if (leading_int(field(r, "ep", path)) > 1) {
       c.why_not = fmt::format("MoE split tp {} x ep {} (kvplan's EP spreads whole experts over all GPUs)",
                               field(r, "tp", path), field(r, "ep", path));
-    } else if (load_kind == "request_rate" && load_value != "inf" && !(c.rate > 0 && std::isfinite(c.rate))) {
+    } else if (poisson && !(c.rate > 0 && std::isfinite(c.rate))) {
       c.why_not = fmt::format("request_rate '{}' is neither inf nor a positive number", load_value);
     } else if (c.concurrency <= 0 || c.isl <= 0 || c.osl <= 0) {
       c.why_not = "missing lengths or load";

@@ -53,6 +53,7 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/calibration/heldout_split.h"
 #include "kvplan/core/atomic_file.h"
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/error.h"
@@ -64,20 +65,14 @@
 #include "kvplan/plan/simulate.h"
 #include "serving_cases.h"
 #include "serving_consistency.h"
+#include "serving_errors.h"
 
 namespace {
 
-using kvplan::bench::ServingCase;
+using namespace kvplan::bench;  // ServingCase, its Prediction and Result, the error tables (serving_errors.h)
 namespace sim = kvplan::sim;
 
 constexpr int64_t kFitMaxConcurrency = 128;  // per engine instance: rows the step terms are fitted on
-
-struct Prediction {
-  bool ok = false;
-  std::string error;  // why the simulation could not run
-  double ttft_ms = 0, tpot_ms = 0;
-  int64_t measured = 0;  // requests the statistics cover
-};
 
 // The per-engine terms a pass runs with (ServingOverheads); nullopt in simulate(): the shipped defaults.
 struct Terms {
@@ -90,17 +85,8 @@ struct Terms {
 // 1) / (this - 1), a finite difference around the unscaled run.
 constexpr double kProbePrefillFactor = 1.25;
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char ch : s) {
-    h ^= ch;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-// The deterministic 50/50 split: FNV-1a 64 of the row id, even -> fit half.
-bool in_fit_half(const ServingCase& c) { return (fnv1a(c.id) & 1u) == 0; }
+// The deterministic 50/50 split: FNV-1a 64 of the row id (the calibration split's hash), even -> fit half.
+bool in_fit_half(const ServingCase& c) { return (kvplan::calibration::split_hash(c.id) & 1u) == 0; }
 
 enum class Client { kBench, kBurst, kAsGiven };
 
@@ -159,75 +145,6 @@ Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> te
     p.error = std::string("error: ") + e.what();
   }
   return p;
-}
-
-double rel(double pred, double meas) { return (pred - meas) / meas; }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Nearest-rank percentile.
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
-
-struct Stats {
-  size_t n = 0;
-  double med_abs = 0, p90_abs = 0, bias = 0;
-};
-
-Stats stats(const std::vector<double>& errors) {
-  Stats s;
-  s.n = errors.size();
-  std::vector<double> abs;
-  for (double e : errors) abs.push_back(std::fabs(e));
-  s.med_abs = median(abs);
-  s.p90_abs = pct(abs, 90);
-  s.bias = median(errors);
-  return s;
-}
-
-std::string pc(double x) { return fmt::format("{:+.0f}%", x * 100); }
-std::string upc(double x) { return fmt::format("{:.0f}%", x * 100); }
-
-struct Result {
-  const ServingCase* c = nullptr;
-  Prediction pred;
-};
-
-// One table: rows grouped by `key`, TTFT and TPOT error statistics per group.
-template <typename Key>
-void print_table(const std::string& title, const std::vector<Result>& results, Key key) {
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
-  for (const Result& r : results) {
-    if (!r.pred.ok) continue;
-    auto& g = groups[key(*r.c)];
-    g.first.push_back(rel(r.pred.ttft_ms, r.c->measured_ttft_ms));
-    g.second.push_back(rel(r.pred.tpot_ms, r.c->measured_tpot_ms));
-  }
-  fmt::print("\n{}\n", title);
-  fmt::print("| {:<22} | {:>5} | {:>10} | {:>8} | {:>9} | {:>10} | {:>8} | {:>9} |\n", "group", "rows",
-             "TTFT med|e|", "p90|e|", "bias", "TPOT med|e|", "p90|e|", "bias");
-  fmt::print("|{:-<24}|{:->7}|{:->12}|{:->10}|{:->11}|{:->12}|{:->10}|{:->11}|\n", ":", ":", ":", ":", ":", ":", ":", ":");
-  std::vector<double> all_t, all_p;
-  auto line = [](const std::string& name, const std::vector<double>& t, const std::vector<double>& p) {
-    const Stats a = stats(t), b = stats(p);
-    fmt::print("| {:<22} | {:>5} | {:>11} | {:>8} | {:>9} | {:>11} | {:>8} | {:>9} |\n", name, a.n, upc(a.med_abs),
-               upc(a.p90_abs), pc(a.bias), upc(b.med_abs), upc(b.p90_abs), pc(b.bias));
-  };
-  for (const auto& [name, g] : groups) {
-    line(name, g.first, g.second);
-    all_t.insert(all_t.end(), g.first.begin(), g.first.end());
-    all_p.insert(all_p.end(), g.second.begin(), g.second.end());
-  }
-  if (groups.size() > 1) line("all", all_t, all_p);
 }
 
 // One start rule: its runs without and with its own fitted terms.
@@ -723,7 +640,7 @@ int main(int argc, char** argv) {
     fmt::print("| row | engine | GPU | model | load | isl/osl | TTFT meas | TTFT pred | err | TPOT meas | TPOT pred | err | "
                "TTFT pred with the bench client's per-in-flight term | err | notes |\n");
     fmt::print("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    std::vector<Result> pub_flat;
+    std::vector<Result> pub_with_term;
     std::vector<Result> pub_results;
     std::map<std::string, std::vector<std::string>> pub_reasons;
     for (const ServingCase& c : pub) {
@@ -745,7 +662,7 @@ int main(int argc, char** argv) {
       with_term.sim_flags["request-overhead-per-in-flight-prefill-share"] =
           fmt::format("{}", bench_terms.request_per_in_flight_prefill_share.value);
       const Prediction q = simulate(with_term, Client::kAsGiven, std::nullopt);
-      pub_flat.push_back({&c, q});
+      pub_with_term.push_back({&c, q});
       const std::string load = c.rate > 0 ? fmt::format("rate {}", c.rate)
                                           : fmt::format("{} {}", c.burst ? "burst" : "c", c.concurrency);
       fmt::print("| {} | {} | {} | {} | {} | {}/{} | {:.0f} | {:.0f} | {} | {:.1f} | {:.1f} | {} | {:.0f} | {} | {} |\n",
@@ -758,7 +675,7 @@ int main(int argc, char** argv) {
     };
     print_table("Public runs by source, engine and GPU (shipped defaults)", pub_results, by_source);
     print_table("Public runs by source, engine and GPU (shipped defaults plus the bench client's per-in-flight term)",
-                pub_flat, by_source);
+                pub_with_term, by_source);
     fmt::print("\nPublic rows not expressible:\n");
     for (const auto& [why, ids] : pub_reasons) {
       fmt::print("- {} ({} rows): ", why, ids.size());

@@ -79,16 +79,16 @@ namespace {
 // equal lengths, no think time), whose users fall into lock step, so a new prompt waits behind a
 // share of the others' (docs/benchmarks.md, "The fit"). Open-loop arrivals and users who think do
 // not fall into step, and on the open-loop runs kvplan has (Poisson, vLLM on H100) the term
-// over-predicts TTFT; so other workloads do not get it unless it is given.
-void drop_lock_step_terms(sim::ServingOverheads& o, const EngineSettings& e) {
+// over-predicts TTFT; so other workloads do not get it (a given flag still sets it).
+void drop_lock_step_terms(sim::ServingOverheads& o) {
   constexpr const char* kWhy =
       "not applied: fitted on closed-loop benchmark sweeps whose users fall into lock step (--client bench); "
       "open-loop Poisson runs are over-predicted with it (docs/benchmarks.md, \"Open-loop runs\")";
-  if (!e.request_overhead_per_in_flight_ms && o.request_per_in_flight.ns > 0) {
+  if (o.request_per_in_flight.ns > 0) {
     o.request_per_in_flight.ns = 0;
     o.request_per_in_flight.source = kWhy;
   }
-  if (!e.request_overhead_per_in_flight_prefill_share && o.request_per_in_flight_prefill_share.value > 0) {
+  if (o.request_per_in_flight_prefill_share.value > 0) {
     o.request_per_in_flight_prefill_share.value = 0;
     o.request_per_in_flight_prefill_share.source = kWhy;
   }
@@ -223,6 +223,7 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
   c.cost.cuda_graphs = e.cuda_graphs.value_or(!s.serving.enforce_eager);
   if (!e.disable_custom_all_reduce) c.cost.custom_all_reduce = engine_custom_all_reduce(s.serving.engine, s.gpu);
   c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
+  if (!bench) drop_lock_step_terms(c.overheads);  // before the flags: a given term applies to any client
   if (e.request_overhead_ms) {
     c.overheads.request.ns = sim::overhead_ms_to_ns(*e.request_overhead_ms, "--request-overhead-ms");
     c.overheads.request.source = "given (--request-overhead-ms)";
@@ -236,7 +237,6 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
     c.overheads.request_per_in_flight_prefill_share.value = *e.request_overhead_per_in_flight_prefill_share;
     c.overheads.request_per_in_flight_prefill_share.source = "given (--request-overhead-per-in-flight-prefill-share)";
   }
-  if (!bench) drop_lock_step_terms(c.overheads, e);
   if (e.request_overhead_spread_ms) {
     c.overheads.request_spread.ns = sim::overhead_ms_to_ns(*e.request_overhead_spread_ms, "--request-overhead-spread-ms");
     c.overheads.request_spread.source = "given (--request-overhead-spread-ms)";
