@@ -15,6 +15,7 @@
 #include "mpi_session.h"
 #include "sibling_exec.h"
 #include "kvplan/config.h"
+#include "kvplan/core/build_info.h"
 #include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 #include "kvplan/plan/scenario_file.h"
@@ -66,7 +67,7 @@ int run_command_line(int argc, char** argv) {
   CLI::App app{fmt::format("kvplan {} — how many concurrent users fit on this hardware, with this model "
                            "and KV-cache scheme", KVPLAN_VERSION)};
   app.set_help_flag("-h,--help", plain_help("Print this help and exit", "none (a switch)"));
-  app.set_version_flag("--version", std::string(KVPLAN_VERSION) + " (" + KVPLAN_GIT_COMMIT + ")");
+  app.set_version_flag("--version", kvplan::version_stamp());
   app.require_subcommand(0, 1);
 
   bool json = false;
@@ -248,6 +249,8 @@ int run_command_line(int argc, char** argv) {
     kvplan::plan::SettingValues from_file;  // what the file sets (differs from the defaults)
     if (!scenario_path.empty()) {
       const kvplan::plan::ScenarioFile file = kvplan::plan::load_scenario_file(scenario_path);
+      const std::string note = kvplan::plan::migration_note(file, scenario_path);
+      if (!note.empty()) std::cerr << note << "\n";
       kvplan::plan::validate_scenario_file(file, scenario_path);  // every part, used here or not
       scenario = file.scenario;
       from_file = kvplan::plan::non_default_values(scenario);

@@ -39,8 +39,13 @@ int run_report(const ReportRequest& r) {
   if (files.pdf.empty() && files.html.empty() && files.csv.empty() && files.json.empty()) {
     throw ConfigError("kvplan report: name at least one output: --pdf, --html, --csv or --json");
   }
+  const plan::ScenarioFile file = plan::load_scenario_file(r.scenario);
+  // kvplan-report-pdf reads the same file without a word: the note is said once, here, before the
+  // hand-over.
+  const std::string note = plan::migration_note(file, r.scenario);
+  if (!note.empty()) std::cerr << note << "\n";
   if (!files.pdf.empty()) hand_to_pdf_executable(r);
-  plan::ReportInput input = plan::make_report_input(plan::load_scenario_file(r.scenario));
+  plan::ReportInput input = plan::make_report_input(file);
   plan::write_report_data(input, files);
   for (const std::string& f : {files.html, files.csv, files.json}) {
     if (!f.empty()) std::cout << "wrote " << f << "\n";

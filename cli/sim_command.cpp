@@ -53,13 +53,21 @@ class ProgressBar {
   bool shown_ = false;
 };
 
-std::string workload_text(const sim::SimulationConfig& c) {
+// `load_searched`: the capacity search varies the load (users or rate), so the config's count is
+// only the first probe's and is left out of the line (the answer prints the load that meets the SLO).
+std::string workload_text(const sim::SimulationConfig& c, bool load_searched = false) {
   const sim::WorkloadConfig& w = c.workload;
   switch (w.kind) {
     case sim::WorkloadKind::kTrace:
       return fmt::format("trace {} (time scale {:g}{})", w.trace_path, w.trace.time_scale,
                          w.trace.max_requests > 0 ? fmt::format(", first {} requests", w.trace.max_requests) : "");
     case sim::WorkloadKind::kClosedLoop:
+      if (w.client == sim::ClosedLoopClient::kBench && load_searched) {
+        return fmt::format("bench client: max concurrency searched (at least 4 prompts per concurrent request each probe), "
+                           "zero think time, {} start; prompts {}, outputs {}",
+                           sim::bench_start_name(w.bench.start), w.closed.first_prompt.describe(),
+                           w.closed.output.describe());
+      }
       if (w.client == sim::ClosedLoopClient::kBench) {
         return fmt::format("bench client: {} prompts at max concurrency {}, zero think time, {} start; prompts {}, "
                            "outputs {}; statistics on steady state (first {} and last {} finished requests left out)",
@@ -69,8 +77,9 @@ std::string workload_text(const sim::SimulationConfig& c) {
                            w.bench.warmup_requests >= 0 ? w.bench.warmup_requests : w.closed.num_users,
                            w.bench.cooldown_requests >= 0 ? w.bench.cooldown_requests : w.closed.num_users);
       }
-      return fmt::format("{} closed-loop users, think time {:g} s, {} turn(s){}; prompts {}, outputs {}{}",
-                         w.closed.num_users, w.closed.think_time_s, w.closed.turns,
+      return fmt::format("{}closed-loop users, think time {:g} s, {} turn(s){}; prompts {}, outputs {}{}",
+                         load_searched ? "" : fmt::format("{} ", w.closed.num_users), w.closed.think_time_s,
+                         w.closed.turns,
                          w.closed.shared_prefix_tokens > 0
                              ? fmt::format(", a {}-token prefix shared by all", w.closed.shared_prefix_tokens)
                              : "",
@@ -79,6 +88,11 @@ std::string workload_text(const sim::SimulationConfig& c) {
     case sim::WorkloadKind::kList:
       return fmt::format("{} listed requests", w.requests.size());
     case sim::WorkloadKind::kOpenLoop:
+      if (load_searched) {
+        return fmt::format("{} arrivals, {} requests per probe; prompts {}, outputs {}",
+                           sim::arrival_kind_name(w.open.arrivals), w.open.num_requests, w.open.prompt.describe(),
+                           w.open.output.describe());
+      }
       return fmt::format("{} {} arrivals at {:g} req/s; prompts {}, outputs {}", w.open.num_requests,
                          sim::arrival_kind_name(w.open.arrivals), w.open.rate_per_s, w.open.prompt.describe(),
                          w.open.output.describe());
@@ -300,7 +314,7 @@ int run_capacity(const SimRequest& request) {
   const sim::StepTimeSource& source = a.source;
   std::cout << warnings_text(warnings);
   std::cout << "kvplan capacity: " << setup_text(config) << "\n";
-  std::cout << "workload: " << workload_text(config) << "\n";
+  std::cout << "workload: " << workload_text(config, /*load_searched=*/true) << "\n";
   std::cout << "SLO: " << config.slo.describe() << "\n\n";
   if (s.best <= 0) {
     if (s.probes.empty()) {

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# Installs every Debian package kvplan needs to build and test. Idempotent: when everything is
-# present it only runs dpkg-query and returns in well under a second.
+# Installs the Debian packages kvplan needs, with apt-get. Idempotent: when everything is present it
+# only runs dpkg-query and returns in well under a second.
+#
+#   bash scripts/setup.sh          # everything: build and test every target (scripts/test.sh)
+#   bash scripts/setup.sh cli      # only what the `kvplan` command needs (scripts/run_default.sh)
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config git
-  libgtest-dev libgmock-dev libbenchmark-dev
+mode=${1:-all}
+
+# What `cmake --build build --target kvplan` needs: the compiler and build tools, and the libraries
+# core/, sim/, calibration/, plan/ and cli/ link (no Qt, no CUDA, no test frameworks).
+cli_packages=(
+  build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libfmt-dev libcli11-dev
-  libsqlite3-dev sqlite3 libboost-graph-dev libeigen3-dev
+  libsqlite3-dev libboost-graph-dev libeigen3-dev
+)
+# The rest: tests, benchmarks, the planner, the Python module, MPI, the sanitizer and fuzz builds.
+rest_packages=(
+  git sqlite3
+  libgtest-dev libgmock-dev libbenchmark-dev
   # Qt 6 for the planner and the PDF report (KVPLAN_BUILD_GUI). Qt6Charts' CMake config needs
   # Qt6OpenGL, whose CMake files are in libqt6opengl6-dev (not pulled in by qt6-base-dev).
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev xvfb xauth
@@ -20,6 +31,12 @@ packages=(
   # `mpirun -np N kvplan plan` (kvplan-mpi, KVPLAN_BUILD_MPI) and its test with mpirun -np 2.
   libopenmpi-dev openmpi-bin
 )
+
+case "$mode" in
+  cli) packages=("${cli_packages[@]}") ;;
+  all) packages=("${cli_packages[@]}" "${rest_packages[@]}") ;;
+  *) echo "setup.sh: unknown mode '$mode' (cli or all)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

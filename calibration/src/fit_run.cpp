@@ -140,6 +140,7 @@ RunFit fit_runs(const CalibrationStore& store, const std::vector<int64_t>& run_i
 
 int64_t record_fits(CalibrationStore& store, const RunFit& fit) {
   const std::string created = utc_now_iso8601();
+  std::vector<StoredFit> rows;
   for (const ClassFit& c : fit.report.classes) {
     StoredFit s;
     auto runs = fit.class_runs.find(c.op_class);
@@ -156,9 +157,9 @@ int64_t record_fits(CalibrationStore& store, const RunFit& fit) {
     s.source = c.profile.source;
     s.note = c.profile.note;
     s.created_utc = created;
-    store.record_fit(s);
+    rows.push_back(std::move(s));
   }
-  return static_cast<int64_t>(fit.report.classes.size());
+  return store.record_fits(rows);  // one transaction: all classes of this fit or none
 }
 
 }  // namespace kvplan::calibration

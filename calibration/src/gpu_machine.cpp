@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kvplan/config.h"
+#include "kvplan/core/build_info.h"
 #include "kvplan/kernels/device.h"
 #include "runner_gpu.h"
 
@@ -126,7 +127,7 @@ RunInfo describe_this_machine(int device, const std::string& mode, const std::st
   r.cupti_version = cupti_version;
   r.clocks_seen = "{\"before\":" + st.clocks_json + "}";
   r.kvplan_version = KVPLAN_VERSION;
-  r.git_commit = KVPLAN_GIT_COMMIT;
+  r.git_commit = std::string(build_commit());
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) == 0) r.host = host;
   char when[32];

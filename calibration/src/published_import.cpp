@@ -12,7 +12,7 @@
 
 #include "csv_reader.h"
 #include "kvplan/calibration/row_ops.h"
-#include "kvplan/config.h"
+#include "kvplan/core/build_info.h"
 #include "kvplan/core/error.h"
 
 namespace kvplan::calibration {
@@ -105,8 +105,8 @@ RunInfo published_info(std::string gpu_name, const std::string& source_table, st
   // No GPU UUID, driver or CUDA version is published: the source table stands in for the UUID.
   i.gpu_uuid = fmt::format("published: {} {}", snapshot, source_table);
   i.driver_version = i.cuda_version = i.cupti_version = "not published";
-  i.kvplan_version = KVPLAN_VERSION;
-  i.git_commit = KVPLAN_GIT_COMMIT;  // the kvplan that imported the table
+  i.kvplan_version = std::string(build_version());
+  i.git_commit = std::string(build_commit());  // the kvplan that imported the table
   i.host = "published: " + std::move(source_and_version);
   i.started_utc = std::move(date_utc);
   i.mode = "published";

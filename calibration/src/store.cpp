@@ -505,6 +505,13 @@ int64_t CalibrationStore::record_fit(const StoredFit& f) {
   return sqlite3_last_insert_rowid(impl_->db);
 }
 
+int64_t CalibrationStore::record_fits(const std::vector<StoredFit>& fits) {
+  Impl::Transaction t(*impl_);
+  for (const StoredFit& f : fits) record_fit(f);
+  t.commit();
+  return static_cast<int64_t>(fits.size());
+}
+
 std::vector<StoredFit> CalibrationStore::fits() const {
   Statement s = impl_->prepare(fmt::format("SELECT {} FROM fits ORDER BY id", kFitColumns));
   std::vector<StoredFit> out;

@@ -115,8 +115,10 @@ std::string memory_text(const MemoryAnswer& a) {
     out += fmt::format("  static batch slots of {} tokens: {}\n", with_commas(p.max_model_len),
                        with_commas(p.requests_at_max_len));
   } else {
-    out += fmt::format("  KV cache: {} blocks x {} tokens = {} tokens ({} per block)\n", with_commas(p.num_blocks),
-                       p.tokens_per_block, with_commas(p.kv_cache_tokens), p.block_bytes / 1048576.0);
+    // A block's bytes span every KV layer on this GPU (MemoryPlan::block_bytes), so say so with the unit.
+    out += fmt::format("  KV cache: {} blocks x {} tokens = {} tokens ({} B = {:.2f} MiB per block, all KV layers)\n",
+                       with_commas(p.num_blocks), p.tokens_per_block, with_commas(p.kv_cache_tokens),
+                       with_commas(p.block_bytes), p.block_bytes / 1048576.0);
     out += fmt::format("  engine's maximum concurrency for {} tokens per request: {:.2f}x\n",
                        with_commas(p.max_model_len), p.max_concurrency);
     out += fmt::format("  requests of {} tokens that fit (windows, eviction and state applied): {}\n",

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "kvplan/config.h"
+#include "kvplan/core/build_info.h"
 #include "kvplan/core/error.h"
 #include "kvplan/plan/report.h"
 #include "kvplan/plan/simulate.h"
@@ -162,7 +162,7 @@ ReportInput make_report_input(const ScenarioFile& scenario) { return make_report
 ReportInput make_report_input(const ScenarioFile& scenario, std::optional<CapacityAnswer> known) {
   ReportInput in;
   in.scenario = scenario;
-  in.kvplan_version = fmt::format("{} ({})", KVPLAN_VERSION, KVPLAN_GIT_COMMIT);
+  in.kvplan_version = version_stamp();
   std::vector<SettingValues> schemes = scenario.compare;
   if (schemes.empty()) schemes.emplace_back();
   const std::string base_part = scenario.version_read == 1 ? "memory" : "scenario";

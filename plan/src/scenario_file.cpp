@@ -259,6 +259,14 @@ ScenarioFile parse_scenario_json(const std::string& text, const std::string& ori
   fail(origin, "kvplan_scenario", short_dump(version), "must be 1 or 2 (the versions this kvplan reads)");
 }
 
+std::string migration_note(const ScenarioFile& s, const std::string& origin) {
+  if (s.version_read == kScenarioFileVersion) return "";
+  return fmt::format("note: scenario '{}' is version {}; it was migrated to version {} on reading (\"memory\" -> model, "
+                     "hardware, engine, kv_cache; \"simulate\" -> workload, slo). The file is unchanged; save it again "
+                     "from the planner, or write kvplan.load_scenario(path).to_json() from Python, to keep version {}",
+                     origin, s.version_read, kScenarioFileVersion, kScenarioFileVersion);
+}
+
 ScenarioFile load_scenario_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(fmt::format("scenario '{}': cannot be read", path));

@@ -17,12 +17,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
 #include "kvplan/plan/memory.h"
+#include "kvplan/plan/scenario.h"
 #include "kvplan/plan/scenario_file.h"
 #include "kvplan/plan/settings.h"
 #include "kvplan/plan/simulate.h"
@@ -91,9 +93,15 @@ void apply(plan::Scenario& s, const py::kwargs& kwargs) {
   }
 }
 
-// The scenario as Python sees it: plan::Scenario plus the file's name and compare variants.
+// The scenario as Python sees it: plan::Scenario plus the file's name and compare variants, and
+// the scenario resolved (model and GPU loaded, cross-field rules checked) when it is made: a bad
+// model or GPU raises at construction with the CLI's message, and memory() answers from the
+// resolved scenario instead of resolving the presets again on every call.
 struct PyScenario {
   plan::ScenarioFile file;
+  std::shared_ptr<const plan::ResolvedScenario> resolved;
+
+  void resolve() { resolved = std::make_shared<const plan::ResolvedScenario>(plan::resolve(file.scenario)); }
 };
 
 // Per-request results, one list per column (numpy.asarray / pandas.DataFrame take them as they are).
@@ -171,12 +179,14 @@ PYBIND11_MODULE(kvplan, m) {
       .def(py::init([](const py::kwargs& kwargs) {
         kp::PyScenario s;
         kp::apply(s.file.scenario, kwargs);
+        s.resolve();
         return s;
       }))
       .def("replace",
            [](const kp::PyScenario& self, const py::kwargs& kwargs) {
              kp::PyScenario s = self;
              kp::apply(s.file.scenario, kwargs);
+             s.resolve();
              return s;
            },
            "A copy with some settings changed (same keywords as the constructor).")
@@ -187,11 +197,11 @@ PYBIND11_MODULE(kvplan, m) {
       .def("to_json", [](const kp::PyScenario& self) { return plan::scenario_json(self.file); },
            "The scenario file (version 2) text.")
       .def("memory",
-           [](const kp::PyScenario& self) { return kp::to_python(plan::memory_json(plan::answer_memory(self.file.scenario))); },
+           [](const kp::PyScenario& self) { return kp::to_python(plan::memory_json(plan::answer_memory(*self.resolved))); },
            "The memory plan: the dict `kvplan memory --json` prints.")
       .def("memory_json",
            [](const kp::PyScenario& self) {
-             return kvplan::json_text(plan::memory_json(plan::answer_memory(self.file.scenario)), 2);
+             return kvplan::json_text(plan::memory_json(plan::answer_memory(*self.resolved)), 2);
            },
            "`kvplan memory --json` text, byte for byte (without the final newline).")
       .def("simulate",
@@ -237,6 +247,10 @@ PYBIND11_MODULE(kvplan, m) {
         [](const std::string& path) {
           kp::PyScenario s;
           s.file = plan::load_scenario_file(path);
+          const std::string note = plan::migration_note(s.file, path);
+          // A UserWarning: Python's default filter shows it once per calling line.
+          if (!note.empty() && PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0) throw py::error_already_set();
+          s.resolve();
           return s;
         },
         py::arg("path"), "A scenario file (version 2; version 1 is migrated).");

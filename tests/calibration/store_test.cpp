@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -49,6 +50,18 @@ Measurement row(const std::string& kernel, int b, double median_ns = 1000) {
   m.event_median_ns = median_ns * 1.25;
   m.cupti_event_ratio = 0.8;
   return m;
+}
+
+// A gemm fit of run `id` with plausible errors.
+StoredFit sample_fit(int64_t id) {
+  StoredFit fit;
+  fit.run_ids = std::to_string(id);
+  fit.op_class = "gemm";
+  fit.mape = 0.02;
+  fit.p90_rel_error = 0.04;
+  fit.num_points = 3;
+  fit.source = "measured (h100-sxm run 1)";
+  return fit;
 }
 
 std::string temp_path(const std::string& name) {
@@ -198,6 +211,23 @@ TEST(Store, OneTransactionPerShape) {
   EXPECT_TRUE(db.has_shape(id, "decode_paged", R"({"B":1})"));
 }
 
+// The fits of one `calibrate fit` were stored one INSERT at a time, so a failure (or a kill) after
+// the first class left a partial set in the file (issue 27). Now they are one transaction: the
+// second fit here has a NaN error (SQLite stores NaN as NULL, and the column is NOT NULL), so the
+// call fails, and the file holds no fit of that call, not the first one.
+TEST(Store, FitsOfOneCallAreStoredAllOrNothing) {
+  CalibrationStore db = CalibrationStore::in_memory();
+  const int64_t id = db.begin_run(sample_run());
+  const StoredFit good = sample_fit(id);
+  StoredFit bad = good;
+  bad.op_class = "attention_decode";
+  bad.mape = std::nan("");
+  EXPECT_THROW(db.record_fits({good, bad}), StoreError);
+  EXPECT_TRUE(db.fits().empty());
+  EXPECT_EQ(db.record_fits({good, good}), 2);
+  EXPECT_EQ(db.fits().size(), 2u);
+}
+
 // A child process writes three shapes, opens a fourth transaction, and dies with _exit() before
 // committing it and before end_run. The parent finds exactly the three shapes and a running run.
 TEST(Store, CrashMidRunKeepsCompletedShapes) {
@@ -324,14 +354,7 @@ TEST(Store, SummaryCountsRowsAgreementAndFits) {
   c.cupti_event_ratio = 1.04;
   db.record_shape(id, {a, b, c});
   db.register_kernel({"decode_paged", "attention_decode", "paged GQA decode"});
-  StoredFit fit;
-  fit.run_ids = std::to_string(id);
-  fit.op_class = "gemm";
-  fit.mape = 0.02;
-  fit.p90_rel_error = 0.04;
-  fit.num_points = 3;
-  fit.source = "measured (h100-sxm run 1)";
-  db.record_fit(fit);
+  db.record_fit(sample_fit(id));
   StoreSummary s = db.summary();
   EXPECT_EQ(s.schema_version, 1);
   ASSERT_EQ(s.runs.size(), 1u);

@@ -134,6 +134,44 @@ TEST(Cli, MemoryUsesTheExampleGpuFile) {
   EXPECT_NE(r.out.find("NVIDIA A100 PCIe 80GB"), std::string::npos) << r.out;
 }
 
+// A version-1 scenario file used to be migrated without a word (issue 27): the CLI says so on
+// stderr, once, and nothing on stdout (a --json answer stays parseable); a version-2 file: nothing.
+TEST(Cli, VersionOneScenarioIsMigratedWithOneNoteOnStderr) {
+  const std::string v1 = std::string(KVPLAN_SOURCE_DIR) + "/tests/plan/v1/chat-h100.json";
+  Result r = run("memory --scenario " + v1);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string note = "note: scenario '" + v1 + "' is version 1; it was migrated to version 2";
+  const size_t at = r.out.find(note);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(note, at + 1), std::string::npos) << "said twice\n" << r.out;
+  Result j = kvplan::testing::run_cli("memory --json --scenario " + v1, /*stderr_too=*/false);
+  ASSERT_EQ(j.status, 0) << j.out;
+  EXPECT_TRUE(nlohmann::json::accept(j.out)) << j.out;
+  Result v2 = run(std::string("memory --scenario ") + KVPLAN_SOURCE_DIR + "/data/scenarios/chat-h100.json");
+  ASSERT_EQ(v2.status, 0) << v2.out;
+  EXPECT_EQ(v2.out.find("is version 1"), std::string::npos) << v2.out;
+}
+
+// The version stamp was taken when CMake configured, so an incremental build after a commit
+// named an older commit ("kvplan 0.1.0 (9f69a62)"; issue 27). It is written at build time now:
+// `kvplan --version` and a report name the commit the tree is at (this test runs after the build).
+TEST(Cli, VersionStampNamesTheCommitThatBuiltIt) {
+  const kvplan::testing::CliResult head =
+      kvplan::testing::run_command(std::string("git -C ") + KVPLAN_SOURCE_DIR + " rev-parse --short HEAD 2>/dev/null");
+  if (head.status != 0 || head.out.empty()) GTEST_SKIP() << "not a git checkout: the stamp says 'unknown'";
+  const std::string commit = head.out.substr(0, head.out.find('\n'));
+  Result v = run("--version");
+  ASSERT_EQ(v.status, 0) << v.out;
+  EXPECT_NE(v.out.find("(" + commit), std::string::npos) << "HEAD is " << commit << ", kvplan says " << v.out;
+  const std::string scenario = temp_file("stamp_scenario.json", R"({"kvplan_scenario": 2, "model": {"id": "llama-3.1-8b"}})");
+  const std::string out = ::testing::TempDir() + "stamp_report.json";
+  Result r = run("report " + scenario + " --json " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_NE(j.at("kvplan_version").get<std::string>().find("(" + commit), std::string::npos) << j.at("kvplan_version");
+}
+
 TEST(Cli, GpuAliasModelRepoId) {
   Result r = run("memory --gpu h100 --model meta-llama/Llama-3.1-70B-Instruct -t 4 --json");
   ASSERT_EQ(r.status, 0) << r.out;

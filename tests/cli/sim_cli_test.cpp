@@ -118,6 +118,21 @@ TEST(SimCli, CapacityNamesTheBindingConstraintAndTheCost) {
   EXPECT_NE(unpriced.out.find("--gpu-price"), std::string::npos) << unpriced.out;
 }
 
+// The workload line above a capacity answer used to print the first probe's count ("workload: 4
+// closed-loop users") above a different answer; the count is what the search finds (issue 27).
+TEST(SimCli, CapacityWorkloadLineHasNoProbeCount) {
+  Result r = run("capacity " + kSmallUsers + "--slo-tpot-ms 12");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const size_t line = r.out.find("workload: ");
+  ASSERT_NE(line, std::string::npos) << r.out;
+  const std::string text = r.out.substr(line, r.out.find('\n', line) - line);
+  EXPECT_EQ(text.rfind("workload: closed-loop users, think time 1 s", 0), 0u) << text;
+  // `simulate` runs the given count, so there the count stays.
+  Result sim = run("simulate --users 4 --think-time 1 --prompt-lengths fixed:256 --output-lengths fixed:64 --duration 30");
+  ASSERT_EQ(sim.status, 0) << sim.out;
+  EXPECT_NE(sim.out.find("workload: 4 closed-loop users, think time 1 s"), std::string::npos) << sim.out;
+}
+
 TEST(SimCli, SimulateReportsEngineLimitsAndCost) {
   Result r = run("simulate --users 8 --think-time 0 --duration 20 --prompt-lengths fixed:256 --output-lengths fixed:64 "
                  "--max-num-seqs 4 --gpu-price 3");

@@ -190,9 +190,9 @@ TEST(VllmLog, TracebackLinesSetNoSettings) {
   EXPECT_EQ(*log.dtype, "bfloat16");
 }
 
-// The validation in docs/benchmarks-engine-logs.md, pinned: the median |error| of the KV capacity in
-// tokens over the shipped logs stays <= 2%, and the logs above 10% are exactly the six explained
-// there (any change to the set must update the document).
+// The validation in docs/benchmarks.md ("Engine start-up logs: KV cache size"), pinned: the
+// median |error| of the KV capacity in tokens over the shipped logs stays <= 2%, and the logs
+// above 10% are exactly the six explained there (any change to the set must update the document).
 TEST(VllmLog, ShippedLogsValidation) {
   std::filesystem::path dir = std::filesystem::path(KVPLAN_SOURCE_DIR) / "data" / "vllm_logs";
   std::vector<std::filesystem::path> files;

@@ -80,5 +80,15 @@ TEST(PlanMemory, SaysWhenMaxNumSeqsBindsBeforeTheKvHeadline) {
   EXPECT_EQ(memory_text(answer_memory(s)).find("binds first"), std::string::npos);
 }
 
+// The KV line once ended "(2 per block)": a bare MiB figure without its unit (issue 27). A block
+// of Llama-3.1-8B bf16 is 16 tokens x 131,072 B = 2,097,152 B = 2.00 MiB over all 32 layers.
+TEST(PlanMemory, KvLineNamesTheBlockBytesWithTheirUnit) {
+  Scenario s;
+  s.engine.max_model_len = 8192;
+  const std::string text = memory_text(answer_memory(s));
+  EXPECT_NE(text.find("(2,097,152 B = 2.00 MiB per block, all KV layers)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("(2 per block)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kvplan::plan

@@ -78,10 +78,38 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaisesRegex(kvplan.ConfigError, "fp8"):
             kvplan.Scenario(kv_cache_dtype="fp7")
 
-    def test_cross_field_error_raised_by_the_answer(self):
-        s = kvplan.Scenario(model="llama-3.1-8b", tensor_parallel_size=3)
-        with self.assertRaises(kvplan.ConfigError):
-            s.memory()
+    def test_cross_field_error_raised_at_construction(self):
+        # The scenario is resolved when it is made (model, GPU and the rules between fields).
+        with self.assertRaisesRegex(kvplan.ConfigError, "tensor-parallel-size=3 must divide"):
+            kvplan.Scenario(model="llama-3.1-8b", tensor_parallel_size=3)
+        with self.assertRaisesRegex(kvplan.ConfigError, "tensor-parallel-size=3 must divide"):
+            kvplan.Scenario().replace(tensor_parallel_size=3)
+
+    def test_unknown_model_raises_at_construction(self):
+        # It raised nothing until .memory() (issue 27); now the constructor resolves the scenario.
+        with self.assertRaisesRegex(kvplan.ConfigError, "nope"):
+            kvplan.Scenario(model="nope")
+        with self.assertRaisesRegex(kvplan.ConfigError, "nope"):
+            kvplan.Scenario().replace(gpu="nope")
+
+    @unittest.skipUnless(CLI, "KVPLAN_CLI not set")
+    def test_unknown_model_has_the_cli_message(self):
+        with self.assertRaises(kvplan.ConfigError) as e:
+            kvplan.Scenario(model="nope")
+        r = cli("memory", "--model", "nope")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.strip(), "kvplan: " + str(e.exception))
+
+    def test_version_one_file_warns_once(self):
+        import warnings
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            old = kvplan.load_scenario("tests/plan/v1/chat-h100.json")
+            new = kvplan.load_scenario(CHAT)
+        notes = [w for w in seen if "is version 1; it was migrated to version 2" in str(w.message)]
+        self.assertEqual(len(notes), 1, [str(w.message) for w in seen])
+        self.assertIsInstance(old.memory(), dict)
+        self.assertIsInstance(new.memory(), dict)
 
     def test_missing_file(self):
         with self.assertRaises(kvplan.ConfigError):

@@ -145,6 +145,9 @@ class CalibrationStore {
   std::vector<StoredMeasurement> measurements(const MeasurementFilter& filter = {}) const;
 
   int64_t record_fit(const StoredFit& fit);
+  // The fits of one `kvplan calibrate fit` in ONE transaction: either every class is stored or
+  // none (a kill or an error midway leaves the file as it was). Returns how many were stored.
+  int64_t record_fits(const std::vector<StoredFit>& fits);
   std::vector<StoredFit> fits() const;
 
   // Copies every run of `other_path` (an existing kvplan database) into this file as new runs,

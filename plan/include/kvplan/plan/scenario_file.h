@@ -47,6 +47,10 @@ struct ScenarioFile {
   int version_read = kScenarioFileVersion;  // 1 when it was migrated from version 1
 };
 
+// What a reader of a migrated file should be told, once (the CLI on stderr, Python as a warning):
+// empty for a version-2 file. Library code never prints it itself.
+std::string migration_note(const ScenarioFile& s, const std::string& origin);
+
 // `origin` names the file in messages.
 ScenarioFile parse_scenario_json(const std::string& text, const std::string& origin);
 ScenarioFile load_scenario_file(const std::string& path);
