@@ -174,6 +174,15 @@ struct StepCostModel::Impl {
   // their storage instead of allocating it.
   StepOps ops;
   std::vector<double> op_ns;
+  // The step costed before that one, double-buffered with `ops` / `op_ns`: an op equal to the one
+  // at the same index there (same class, dtype, FLOPs, bytes, shape, ...; StepOp::operator==),
+  // with the same launch rule, has the same time, so the roofline and the shape grid are not
+  // evaluated again. On decode steps most GEMMs, norms and collectives repeat from one memo miss
+  // to the next (the batch is the same; only the attention aggregates moved). Exact: the time is a
+  // pure function of the op and the launch rule.
+  StepOps prev_ops;
+  std::vector<double> prev_op_ns;
+  bool prev_graphed = false;  // the previous costed step replayed as a CUDA graph (launches())
 
   // Aggregates the work into builder.shape(), rounding the large aggregates (see top of file).
   const StepShape& aggregate(const StepWork& w) {
@@ -277,14 +286,27 @@ struct StepCostModel::Impl {
   // are issued outside the graph and always pay it.
   bool launches(const StepShape& s, const StepOp& op) const {
     if (op.stream == Stream::kCopy) return true;
-    return !(options.cuda_graphs && s.prefill_tokens == 0);
+    return !graphed(s);
   }
+
+  bool graphed(const StepShape& s) const { return options.cuda_graphs && s.prefill_tokens == 0; }
 
   // Costs the step; leaves its operators in `ops` and their times in `op_ns` (for explain()).
   double cost(const StepShape& s, bool collapse) {
+    std::swap(ops, prev_ops);
+    std::swap(op_ns, prev_op_ns);
     ops_builder.build(s, ops);
     op_ns.resize(ops.ops.size());
-    for (std::size_t i = 0; i < ops.ops.size(); ++i) op_ns[i] = op_time_ns(ops.ops[i], launches(s, ops.ops[i]));
+    const bool same_launch_rule = graphed(s) == prev_graphed;
+    for (std::size_t i = 0; i < ops.ops.size(); ++i) {
+      const StepOp& op = ops.ops[i];
+      if (same_launch_rule && i < prev_ops.ops.size() && op == prev_ops.ops[i]) {
+        op_ns[i] = prev_op_ns[i];
+      } else {
+        op_ns[i] = op_time_ns(op, launches(s, op));
+      }
+    }
+    prev_graphed = graphed(s);
     return internal::step_critical_path_ns(ops, op_ns, collapse);
   }
 };

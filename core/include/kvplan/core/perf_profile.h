@@ -74,6 +74,8 @@ struct EfficiencyCurve {
 struct OpShape {
   std::array<double, 4> v{};
   int dims = 0;
+
+  bool operator==(const OpShape&) const = default;
 };
 // The grid coordinates of a shape: log2 of every count (ranks stay linear). Size dims.
 std::array<double, 4> grid_coordinates(OpClass c, const OpShape& shape);

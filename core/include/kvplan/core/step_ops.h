@@ -119,6 +119,10 @@ struct StepOp {
   // A tensor-parallel all-reduce of the hidden activations (shape: payload bytes per rank, ranks):
   // serving engines may run their own kernel for it (custom_all_reduce.h).
   bool tp_all_reduce = false;
+
+  // Every field (a new one joins by itself): the step cost model reuses an op's time when the op
+  // at the same place in the previous costed step is equal to it.
+  bool operator==(const StepOp&) const = default;
 };
 
 struct StepLayerType {
