@@ -413,7 +413,7 @@ void MainWindow::update_capacity_chart() {
   }
   double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
   for (int s = 0; s < schemes; ++s) {
-    capacity_series_[static_cast<size_t>(s)]->setName(capacity_.headerData(1 + s, Qt::Horizontal).toString());
+    capacity_series_[static_cast<size_t>(s)]->setName(legend_name(capacity_.headerData(1 + s, Qt::Horizontal).toString()));
     QList<QPointF> points = model_points(capacity_, 0, 1 + s, kMaxChartPoints);
     // Log axes: "none fit" (0) has no place on them; the table still shows it.
     points.removeIf([](const QPointF& p) { return p.x() <= 0 || p.y() <= 0; });
