@@ -47,7 +47,7 @@ struct PlanRequest {
   double target_users = 0;
   double target_rate = 0;
   std::string gpus;                     // comma-separated presets; "" = every priced preset
-  int32_t max_gpus = 8;
+  int32_t max_gpus = 0;  // 0: plan's default (8, or per GPU the smallest split that holds the model)
   std::string tp, pp;                   // comma-separated sizes; "" = the defaults
   std::string disaggregation;           // "off,1:1,1:2"; "" = off only
   std::vector<std::string> vary;        // KEY=V1,V2,... (several: every combination)

@@ -138,7 +138,9 @@ int run_command_line(int argc, char** argv) {
                        plain_help("GPU presets to consider, comma-separated; default: every preset with a price", "GPU preset ids"))
       ->type_name("GPU,GPU");
   plan_cmd->add_option("--max-gpus", plan_request.max_gpus,
-                       plain_help("Most GPUs per replica (TP x PP); default 8", "GPUs"))
+                       plain_help("Most GPUs per replica (TP x PP); default 0: 8, or per GPU the smallest TP x PP that holds the "
+                                  "model. The scenario's own GPU, TP and PP are always searched",
+                                  "GPUs"))
       ->type_name("INT");
   plan_cmd->add_option("--tp", plan_request.tp,
                        plain_help("Tensor-parallel sizes to consider; default 1,2,4,... up to --max-gpus", "sizes"))

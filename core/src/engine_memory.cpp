@@ -32,18 +32,17 @@ int64_t default_max_model_len(const ModelConfig& m) {
   return m.max_position_embeddings > 0 ? m.max_position_embeddings : 4096;
 }
 
-// SGLang's default mem_fraction_static by tensor-parallel size (server_args, 0.4 series).
-double sglang_default_fraction(int tp) {
+std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / kGiB); }
+
+}  // namespace
+
+double sglang_default_mem_fraction_static(int tp) {
   if (tp >= 16) return 0.79;
   if (tp >= 8) return 0.81;
   if (tp >= 4) return 0.85;
   if (tp >= 2) return 0.87;
   return 0.88;
 }
-
-std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / kGiB); }
-
-}  // namespace
 
 std::string_view engine_name(Engine e) {
   switch (e) {
@@ -297,7 +296,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
       break;
     }
     case Engine::kSglang: {
-      double frac = c.mem_fraction_static > 0 ? c.mem_fraction_static : sglang_default_fraction(p.tensor_parallel);
+      double frac = c.mem_fraction_static > 0 ? c.mem_fraction_static : sglang_default_mem_fraction_static(p.tensor_parallel);
       plan.engine_label = fmt::format("SGLang (mem_fraction_static {:.2f})", frac);
       // SGLang (model_runner.py) measures the free memory before loading (its "total"), loads the
       // weights, then keeps free_at_start x (1 - mem_fraction_static) back for activations and

@@ -20,6 +20,7 @@ nlohmann::json candidate_json(const DeploymentCandidate& c) {
   nlohmann::json j;
   j["index"] = c.index;
   j["label"] = c.label;
+  j["scenario_deployment"] = c.scenario_deployment;
   j["gpu"] = c.gpu;
   j["tensor_parallel_size"] = c.tensor_parallel;
   j["pipeline_parallel_size"] = c.pipeline_parallel;

@@ -17,6 +17,7 @@
 #include "kvplan/plan/memory.h"
 #include "kvplan/plan/simulate.h"
 #include "kvplan/sim/capacity.h"
+#include "internal/deployment_space.h"
 
 namespace kvplan::plan {
 
@@ -37,12 +38,6 @@ struct Incumbent {
   std::vector<Point> searched;  // every candidate with a capacity > 0
 };
 
-std::vector<int32_t> default_tensor_parallel(int32_t max_gpus) {
-  std::vector<int32_t> out;
-  for (int32_t tp = 1; tp <= max_gpus; tp *= 2) out.push_back(tp);
-  return out;
-}
-
 std::string candidate_label(const DeploymentCandidate& c) {
   const int32_t engines = c.prefill_engines > 0 ? c.prefill_engines + c.decode_engines : 1;
   std::string out = fmt::format("{} x {}, tp{} pp{}", engines * c.tensor_parallel * c.pipeline_parallel, c.gpu,
@@ -50,6 +45,36 @@ std::string candidate_label(const DeploymentCandidate& c) {
   if (c.prefill_engines > 0) out += fmt::format(", {}P+{}D", c.prefill_engines, c.decode_engines);
   for (const auto& [k, v] : c.values) out += fmt::format(", {}={}", k, v);
   return out;
+}
+
+// The GPUs given, or every preset with a price.
+std::vector<std::string> searched_gpus(const DeploymentSearch& q) {
+  std::vector<std::string> gpus = q.space.gpus;
+  if (gpus.empty()) {
+    for (const GpuSpec& g : gpu_presets()) {
+      if (g.price_usd_per_gpu_hour > 0 || q.space.gpu_prices.count(g.id) > 0) gpus.push_back(g.id);
+    }
+  }
+  return gpus;
+}
+
+// What the GPU limit was on each GPU, and whether the scenario's own deployment had to be added.
+std::string space_note(const DeploymentSearch& q) {
+  std::string raised, added;
+  for (const std::string& gpu : searched_gpus(q)) {
+    const internal::GpuSplits g = internal::gpu_splits(q, gpu);
+    if (g.fitted) raised += fmt::format("{}{} {}", raised.empty() ? "" : ", ", gpu, g.max_gpus);
+    if (g.added_scenario_split) {
+      added = fmt::format("; the scenario's own {} x {} (tp{} pp{}) is outside that space and was added",
+                          q.base.hardware.tensor_parallel_size * q.base.hardware.pipeline_parallel_size, gpu,
+                          q.base.hardware.tensor_parallel_size, q.base.hardware.pipeline_parallel_size);
+    }
+  }
+  std::string out = q.space.max_gpus > 0
+                        ? fmt::format("GPUs per replica: at most {} (--max-gpus)", q.space.max_gpus)
+                        : fmt::format("GPUs per replica: at most {}, or the smallest split that holds the model", kDefaultMaxGpusPerReplica);
+  if (!raised.empty()) out += fmt::format(" ({})", raised);
+  return out + added;
 }
 
 void check_search(const DeploymentSearch& q) {
@@ -61,8 +86,9 @@ void check_search(const DeploymentSearch& q) {
     throw ConfigError(fmt::format("--target-users={:g} must be a whole number of users, at most 10,000,000", q.target_users));
   }
   if (q.target_rate > 1e7) throw ConfigError(fmt::format("--target-rate={:g} must be at most 1e7 requests/s", q.target_rate));
-  if (q.space.max_gpus < 1 || q.space.max_gpus > 1024) {
-    throw ConfigError(fmt::format("--max-gpus={} must be in [1, 1024]", q.space.max_gpus));
+  if (q.space.max_gpus < 0 || q.space.max_gpus > 1024) {
+    throw ConfigError(fmt::format("--max-gpus={} must be 0 (8, or the smallest split that holds the model) or in [1, 1024]",
+                                  q.space.max_gpus));
   }
   for (int32_t tp : q.space.tensor_parallel) {
     if (tp < 1 || tp > 1024) throw ConfigError(fmt::format("--tp value {} must be in [1, 1024]", tp));
@@ -297,15 +323,7 @@ Scenario candidate_scenario(const DeploymentSearch& q, const DeploymentCandidate
 
 std::vector<DeploymentCandidate> enumerate_candidates(const DeploymentSearch& q) {
   check_search(q);
-  std::vector<std::string> gpus = q.space.gpus;
-  if (gpus.empty()) {
-    for (const GpuSpec& g : gpu_presets()) {
-      if (g.price_usd_per_gpu_hour > 0 || q.space.gpu_prices.count(g.id) > 0) gpus.push_back(g.id);
-    }
-  }
-  const std::vector<int32_t> tps =
-      q.space.tensor_parallel.empty() ? default_tensor_parallel(q.space.max_gpus) : q.space.tensor_parallel;
-  const std::vector<int32_t> pps = q.space.pipeline_parallel.empty() ? std::vector<int32_t>{1} : q.space.pipeline_parallel;
+  const std::vector<std::string> gpus = searched_gpus(q);
   const std::vector<std::pair<int32_t, int32_t>> splits =
       q.space.disaggregation.empty() ? std::vector<std::pair<int32_t, int32_t>>{{0, 0}} : q.space.disaggregation;
   // The axes' cartesian product, the last axis fastest.
@@ -322,23 +340,23 @@ std::vector<DeploymentCandidate> enumerate_candidates(const DeploymentSearch& q)
     combos = std::move(next);
   }
   std::vector<DeploymentCandidate> out;
+  const ReplicaSplit own{q.base.hardware.tensor_parallel_size, q.base.hardware.pipeline_parallel_size};
   for (const std::string& gpu : gpus) {
-    for (int32_t tp : tps) {
-      for (int32_t pp : pps) {
-        if (static_cast<int64_t>(tp) * pp > q.space.max_gpus) continue;
-        for (const auto& [prefill, decode] : splits) {
-          for (const SettingValues& values : combos) {
-            DeploymentCandidate c;
-            c.index = out.size();
-            c.gpu = gpu;
-            c.tensor_parallel = tp;
-            c.pipeline_parallel = pp;
-            c.prefill_engines = prefill;
-            c.decode_engines = decode;
-            c.values = values;
-            c.label = candidate_label(c);
-            out.push_back(std::move(c));
-          }
+    for (const ReplicaSplit& split : internal::gpu_splits(q, gpu).splits) {
+      for (const auto& [prefill, decode] : splits) {
+        for (const SettingValues& values : combos) {
+          DeploymentCandidate c;
+          c.index = out.size();
+          c.gpu = gpu;
+          c.tensor_parallel = split.tensor_parallel;
+          c.pipeline_parallel = split.pipeline_parallel;
+          c.prefill_engines = prefill;
+          c.decode_engines = decode;
+          c.values = values;
+          c.label = candidate_label(c);
+          c.scenario_deployment = gpu == q.base.hardware.gpu && split.tensor_parallel == own.tensor_parallel &&
+                                  split.pipeline_parallel == own.pipeline_parallel && prefill == 0;
+          out.push_back(std::move(c));
         }
       }
     }
@@ -514,7 +532,10 @@ DeploymentPlan search_deployments(const DeploymentSearch& q) {
   if (q.space.disaggregation.empty()) {
     p.notes.push_back("aggregated serving only (add --disaggregation off,1:1,1:2 to search prefill/decode splits)");
   }
-  if (q.space.pipeline_parallel.empty()) p.notes.push_back("pipeline parallel 1 only (add --pp 1,2 to search it)");
+  if (q.space.pipeline_parallel.empty()) {
+    p.notes.push_back("pipeline parallel 1 only, but for a split that needs it to hold the model (add --pp 1,2 to search it)");
+  }
+  p.notes.push_back(space_note(q));
   return p;
 }
 

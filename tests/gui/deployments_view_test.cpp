@@ -288,5 +288,36 @@ TEST(DeploymentsView, ANewBaseWhileSearchingDropsTheOldAnswer) {
   EXPECT_EQ(v.front_model().rowCount(), 0);
 }
 
+// DeepSeek-R1 on its scenario's 8 x H200: the view's default GPU limit is the library's (0: 8, or
+// what holds the model), so H100s are searched as TP 8 x PP 2; and with the limit lowered to 4
+// the scenario's own 8 x H200 is still a candidate (issue 27 answered "4 x MI300X" only).
+TEST(DeploymentsView, DefaultLimitIsThePlansAndTheScenariosDeploymentIsAlwaysSearched) {
+  DeploymentsView v;
+  plan::Scenario base;
+  base.model.id = "deepseek-r1";
+  base.hardware.gpu = "h200";
+  base.hardware.tensor_parallel_size = 8;
+  base.workload.users = 64;
+  base.slo.ttft_ms = 2000;
+  v.set_base(base);
+  v.set_gpus({"h100-sxm", "h200", "mi300x"});
+  plan::DeploymentSearch q = v.make_search();
+  EXPECT_EQ(q.space.max_gpus, 0);
+  auto labels = [](const plan::DeploymentSearch& search) {
+    std::vector<std::string> out;
+    for (const plan::DeploymentCandidate& c : plan::enumerate_candidates(search)) out.push_back(c.label);
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& l, const char* x) { return std::find(l.begin(), l.end(), x) != l.end(); };
+  std::vector<std::string> l = labels(q);
+  EXPECT_TRUE(has(l, "16 x h100-sxm, tp8 pp2"));
+  EXPECT_TRUE(has(l, "8 x h200, tp8 pp1"));
+  v.set_max_gpus(4);
+  l = labels(v.make_search());
+  EXPECT_TRUE(has(l, "8 x h200, tp8 pp1"));
+  EXPECT_TRUE(has(l, "4 x mi300x, tp4 pp1"));
+  EXPECT_FALSE(has(l, "16 x h100-sxm, tp8 pp2"));
+}
+
 }  // namespace
 }  // namespace kvplan::gui

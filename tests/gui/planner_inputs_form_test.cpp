@@ -170,6 +170,51 @@ TEST(InputsForm, SpinBoxesCarryTheRangeAndUnit) {
   EXPECT_TRUE(users->placeholderText().contains("preset")) << users->placeholderText().toStdString();
 }
 
+// A field whose 0 stands for a default is shown empty, and says what the 0 is: the engine default
+// the memory accounting uses (vLLM 0.10 V1 on an H100 80 GB: 1,024 sequences and 8,192 tokens,
+// arg_utils _set_default_args_v1 for GPUs of 70 GiB or more; SGLang at TP 8: 0.81, server_args), or
+// the note's meaning. Emptying a field sets its 0.
+TEST(InputsForm, ZeroDefaultsShowWhatTheyStandFor) {
+  InputsModel model;
+  ASSERT_EQ(model.value("gpu"), "h100-sxm");
+  InputsForm form(model);
+  auto* seqs = editor_of<QLineEdit>(form, "max-num-seqs");
+  auto* tokens = editor_of<QLineEdit>(form, "max-num-batched-tokens");
+  auto* h2o = editor_of<QLineEdit>(form, "h2o-budget");
+  ASSERT_TRUE(seqs && tokens && h2o);
+  EXPECT_EQ(seqs->text(), "");
+  EXPECT_TRUE(seqs->placeholderText().startsWith("1,024, the default of vLLM 0.10")) << seqs->placeholderText().toStdString();
+  EXPECT_TRUE(tokens->placeholderText().startsWith("8,192, ")) << tokens->placeholderText().toStdString();
+  EXPECT_EQ(h2o->text(), "");
+  EXPECT_EQ(h2o->placeholderText(), "no H2O eviction");
+  // An A100 (not one of vLLM's large-GPU defaults): 256 and 2,048.
+  ASSERT_TRUE(model.set_value("gpu", "a100-80gb"));
+  EXPECT_TRUE(seqs->placeholderText().startsWith("256, ")) << seqs->placeholderText().toStdString();
+  EXPECT_TRUE(tokens->placeholderText().startsWith("2,048, ")) << tokens->placeholderText().toStdString();
+  type_into(seqs, "64");
+  EXPECT_EQ(model.value("max-num-seqs"), "64");
+  EXPECT_EQ(seqs->text(), "64");
+  type_into(seqs, "");
+  EXPECT_EQ(model.value("max-num-seqs"), "0");
+  EXPECT_EQ(seqs->text(), "");
+
+  ASSERT_TRUE(model.set_value("gpu", "h200"));
+  ASSERT_TRUE(model.set_value("engine", "sglang"));
+  ASSERT_TRUE(model.set_value("tensor-parallel-size", "8"));
+  auto* fraction = editor_of<QDoubleSpinBox>(form, "mem-fraction-static");
+  ASSERT_NE(fraction, nullptr);
+  ASSERT_TRUE(form.is_shown("mem-fraction-static"));
+  EXPECT_EQ(fraction->value(), 0.0);
+  EXPECT_EQ(fraction->text(), "0.81, SGLang's default at TP 8");
+  ASSERT_TRUE(model.set_value("tensor-parallel-size", "2"));
+  EXPECT_EQ(fraction->text(), "0.87, SGLang's default at TP 2");
+  fraction->setValue(0.7);
+  EXPECT_EQ(model.value("mem-fraction-static"), "0.7");
+  EXPECT_EQ(fraction->text(), "0.7");
+  // SGLang's batch limits are kvplan's assumption, and say so.
+  EXPECT_TRUE(seqs->placeholderText().contains("kvplan assumes for sglang")) << seqs->placeholderText().toStdString();
+}
+
 TEST(InputsForm, ChoicesAreSearchableDropDowns) {
   InputsModel model;
   InputsForm form(model);
@@ -230,7 +275,7 @@ TEST(InputsForm, WidgetEditsReachTheModelOnceAndModelEditsReachTheWidgets) {
   EXPECT_EQ(len->text(), "4096");
   model.set_values({{"enforce-eager", "false"}, {"watermark", "0.01"}});
   EXPECT_FALSE(eager->isChecked());
-  EXPECT_EQ(len->text(), "0");  // back to its default
+  EXPECT_EQ(len->text(), "");  // back to its default: 0, which the placeholder spells out
   EXPECT_EQ(editor_of<QDoubleSpinBox>(form, "watermark")->value(), 0.01);
   // A loaded scenario that changes an advanced value opens its group.
   EXPECT_TRUE(form.advanced_group("engine")->is_expanded());

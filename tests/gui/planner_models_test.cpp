@@ -1,6 +1,10 @@
 // The planner's models, headless: QAbstractItemModelTester (fatal mode) watches each model through
 // its updates; the values are checked against core's own answers.
 #include <QAbstractItemModelTester>
+#include <QChart>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QTextDocument>
 #include <QSignalSpy>
 
 #include <gtest/gtest.h>
@@ -14,6 +18,7 @@
 #include "kvplan/core/presets.h"
 #include "kvplan/plan/settings.h"
 #include "kvplan/plan/simulate.h"
+#include "model_charts.h"
 #include "results_models.h"
 #include "simulation_models.h"
 #include "simulation_worker.h"
@@ -217,6 +222,28 @@ TEST(ResultModels, PassTheTesterAndAddUpToTheGpu) {
   memory.clear();
   layers.clear();
   EXPECT_EQ(memory.rowCount(), 0);
+}
+
+// Qt Charts lays legend labels out as rich text: "KV fragmentation (< 1 block)" showed as "KV
+// fragmentation (". Each bar set's label, read back as the legend reads it, is the term whole.
+TEST(ModelCharts, MemoryLegendShowsEveryTermWhole) {
+  MemoryBreakdownModel memory;
+  Analysis a = analyze(plan::Scenario{}, default_schemes(), 10);
+  ASSERT_TRUE(a.base);
+  memory.set_plan(a.base->plan);
+  QChart chart;
+  draw_memory_chart(&chart, memory, QStringLiteral("GPU"));
+  const QList<QLegendMarker*> markers = chart.legend()->markers();
+  ASSERT_EQ(markers.size(), memory.rowCount());
+  bool fragmentation = false;
+  for (int r = 0; r < memory.rowCount(); ++r) {
+    const QString term = memory.index(r, MemoryBreakdownModel::kTermColumn).data().toString();
+    QTextDocument shown;
+    shown.setHtml(markers[r]->label());
+    EXPECT_EQ(shown.toPlainText(), term);
+    fragmentation = fragmentation || term.startsWith(QStringLiteral("KV fragmentation (< 1 block)"));
+  }
+  EXPECT_TRUE(fragmentation);  // the term with a '<' is among them
 }
 
 TEST(ChartUtil, DownSamplingKeepsPeaksAndEnds) {

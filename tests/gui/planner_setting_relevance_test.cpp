@@ -107,6 +107,21 @@ TEST(SettingRelevance, QuantizedKvOffersItsScaleKnobs) {
   EXPECT_FALSE(applies("weight-group-size", s));
 }
 
+// The Mamba / linear-attention state dtype: only a model with such layers has that state. A model
+// the form cannot look up without a file stays "may have one".
+TEST(SettingRelevance, RecurrentStateDtypeOnlyForModelsWithState) {
+  plan::Scenario s;  // llama-3.1-8b: attention only
+  EXPECT_FALSE(applies("mamba-ssm-cache-dtype", s));
+  s.model.id = "jamba-v0.1";  // Mamba-1 layers
+  EXPECT_TRUE(applies("mamba-ssm-cache-dtype", s));
+  s.model.id = "qwen3-next-80b-a3b";  // Gated DeltaNet (linear attention)
+  EXPECT_TRUE(applies("mamba-ssm-cache-dtype", s));
+  s.model.id = "deepseek-r1";  // MLA: a latent per token, no recurrent state
+  EXPECT_FALSE(applies("mamba-ssm-cache-dtype", s));
+  s.model.id = "/models/mine/config.json";
+  EXPECT_TRUE(applies("mamba-ssm-cache-dtype", s));
+}
+
 TEST(SettingRelevance, WorkloadFieldsFollowTheWorkloadKind) {
   plan::Scenario s;  // chat: closed-loop users, one turn
   EXPECT_TRUE(applies("users", s));

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kvplan/core/error.h"
 #include "main_window.h"
 
 namespace kvplan::gui {
@@ -129,6 +130,36 @@ TEST(PlannerSmoke, CancelEndsALongRunAndTheWindowStaysResponsive) {
   EXPECT_EQ(cancelled.count(), 1);
   EXPECT_TRUE(w.runner().outcome()->cancelled);
   EXPECT_TRUE(w.start_simulation({1.0}));  // can run again; the destructor cancels this one
+}
+
+// An input whose text fails its own rule holds its default in the typed scenario: saving (or
+// exporting) would write that default without a word. Both refuse, naming the field, the text and
+// the rule, and write nothing; once the text is fixed the file has the typed value.
+TEST(PlannerSmoke, SaveAndExportRefuseAnInvalidInputAndNameIt) {
+  MainWindow w;
+  ASSERT_TRUE(w.inputs().set_value("max-num-seqs", "64"));
+  EXPECT_FALSE(w.inputs().set_value("max-num-seqs", "lots"));
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString path = dir.filePath("s.json");
+  try {
+    w.save_scenario(path);
+    ADD_FAILURE() << "saved a scenario with an invalid input";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("not written"), std::string::npos) << m;
+    EXPECT_NE(m.find("--max-num-seqs=lots"), std::string::npos) << m;
+    EXPECT_NE(m.find("must be"), std::string::npos) << m;  // the rule
+  }
+  EXPECT_FALSE(QFileInfo::exists(path));
+  EXPECT_THROW(w.export_report(dir.filePath("r")), ConfigError);
+  EXPECT_FALSE(QFileInfo::exists(dir.filePath("r.json")));
+
+  ASSERT_TRUE(w.inputs().set_value("max-num-seqs", "32"));
+  w.save_scenario(path);
+  MainWindow reopened;
+  reopened.load_scenario(path);
+  EXPECT_EQ(reopened.inputs().value("max-num-seqs"), "32");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -315,6 +316,7 @@ TEST(DeploymentSearch, BadTargetsAndSpacesNameTheFlag) {
   q.target_users = 10.5;
   EXPECT_NE(message(q).find("--target-users=10.5"), std::string::npos);
   q = small_search();
+  q.space.gpus = {"l4"};           // not the scenario's own GPU (h100-sxm), which is always searched
   q.space.tensor_parallel = {4};  // TP 4 > --max-gpus 2: nothing left
   EXPECT_NE(message(q).find("candidate space is empty"), std::string::npos);
   q = small_search();
@@ -323,6 +325,59 @@ TEST(DeploymentSearch, BadTargetsAndSpacesNameTheFlag) {
   q = small_search();
   q.base.slo = {};
   EXPECT_NE(message(q).find("SLO"), std::string::npos);
+}
+
+// DeepSeek-R1 (671B parameters in fp8, about 625 GiB of weights) served as its scenario says, on
+// 8 x H200. One H200 holds about 131 GiB (4 hold 524 GiB: too few), an MI300X 178 GiB (4 hold 712
+// GiB), an H100 74.5 GiB (8 hold 596 GiB: a second node, PP 2). The default GPU limit is the
+// smallest such split where it exceeds 8, and the scenario's own deployment is always a candidate,
+// even under --max-gpus 4 (issue 27: "223 replicas of 4 x MI300X" was the answer then).
+TEST(DeploymentSpace, DefaultLimitHoldsTheModelAndTheScenariosOwnDeploymentIsSearched) {
+  DeploymentSearch q;
+  q.base.model.id = "deepseek-r1";
+  q.base.hardware.gpu = "h200";
+  q.base.hardware.tensor_parallel_size = 8;
+  q.base.workload.users = 64;
+  q.base.slo.ttft_ms = 2000;
+  q.target_users = 2000;
+  q.space.gpus = {"h100-sxm", "h200", "mi300x", "b300"};
+  ASSERT_EQ(q.space.max_gpus, 0);  // the default
+
+  auto split = [&](const char* gpu) {
+    const std::optional<ReplicaSplit> s = smallest_fitting_split(q.base, gpu);
+    return s ? fmt::format("tp{} pp{}", s->tensor_parallel, s->pipeline_parallel) : std::string("none");
+  };
+  EXPECT_EQ(split("h200"), "tp8 pp1");
+  EXPECT_EQ(split("mi300x"), "tp4 pp1");
+  EXPECT_EQ(split("h100-sxm"), "tp8 pp2");
+  EXPECT_EQ(split("no-such-gpu"), "none");
+
+  auto labels = [](const std::vector<DeploymentCandidate>& cs) {
+    std::vector<std::string> out;
+    for (const DeploymentCandidate& c : cs) out.push_back(c.label);
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& v, const std::string& l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+  const std::vector<DeploymentCandidate> all = enumerate_candidates(q);
+  const std::vector<std::string> l = labels(all);
+  EXPECT_TRUE(has(l, "16 x h100-sxm, tp8 pp2")) << "the split that holds the model on H100s";
+  EXPECT_FALSE(has(l, "16 x h100-sxm, tp16 pp1"));  // TP stays within the 8-GPU NVLink domain
+  EXPECT_TRUE(has(l, "8 x h200, tp8 pp1"));
+  EXPECT_FALSE(has(l, "16 x h200, tp16 pp1"));
+  EXPECT_EQ(std::count(l.begin(), l.end(), std::string("8 x h200, tp8 pp1")), 1);  // not twice
+  const auto own = std::find_if(all.begin(), all.end(), [](const DeploymentCandidate& c) { return c.scenario_deployment; });
+  ASSERT_NE(own, all.end());
+  EXPECT_EQ(own->label, "8 x h200, tp8 pp1");
+  EXPECT_EQ(std::count_if(all.begin(), all.end(), [](const DeploymentCandidate& c) { return c.scenario_deployment; }), 1);
+
+  q.space.max_gpus = 4;
+  const std::vector<std::string> four = labels(enumerate_candidates(q));
+  EXPECT_TRUE(has(four, "8 x h200, tp8 pp1")) << "the scenario's own deployment, outside --max-gpus 4";
+  EXPECT_TRUE(has(four, "4 x mi300x, tp4 pp1"));
+  EXPECT_FALSE(has(four, "8 x mi300x, tp8 pp1"));
+  EXPECT_FALSE(has(four, "16 x h100-sxm, tp8 pp2"));
+  q.space.gpus = {"mi300x"};  // the scenario's GPU not searched: only what was asked for
+  for (const DeploymentCandidate& c : enumerate_candidates(q)) EXPECT_EQ(c.gpu, "mi300x");
 }
 
 }  // namespace

@@ -49,6 +49,8 @@ void replace_series(QXYSeries* series, const QAbstractItemModel& model, int x_co
   series->replace(model_points(model, x_column, y_column, max_points));
 }
 
+QString legend_name(const QString& name) { return name.toHtmlEscaped(); }
+
 void clear_chart(QChart* chart) {
   chart->removeAllSeries();
   for (QAbstractAxis* a : chart->axes()) {

@@ -64,9 +64,14 @@ DeploymentsView::DeploymentsView(QWidget* parent) : QWidget(parent) {
   users_->setToolTip(QStringLiteral("--target-users: closed-loop users the deployment must serve under the SLO"));
   connect(users_, &QSpinBox::valueChanged, this, [this](int v) { target_users_ = v; });
   max_gpus_ = new QSpinBox;
-  max_gpus_->setRange(1, 8);
-  max_gpus_->setValue(8);
-  max_gpus_->setToolTip(QStringLiteral("--max-gpus: GPUs per replica (TP 1, 2, 4, 8 up to this)"));
+  // 0 is the library's default (DeploymentSpace::max_gpus): 8, or per GPU the smallest split that
+  // holds the model, so DeepSeek-R1 is still searched on H100s (TP 8 x PP 2).
+  max_gpus_->setRange(0, 64);
+  max_gpus_->setValue(0);
+  max_gpus_->setSpecialValueText(QStringLiteral("auto: 8, or what holds the model"));
+  max_gpus_->setToolTip(QStringLiteral(
+      "--max-gpus: GPUs per replica (TP 1, 2, 4, 8, ... up to this). auto: 8, or on each GPU the smallest TP x PP "
+      "whose memory plan fits, whichever is more. The scenario's own GPU, TP and PP are always searched."));
   exact_front_ = new QCheckBox(QStringLiteral("Exact front"));
   exact_front_->setToolTip(QStringLiteral("--exact-front: search every candidate that could be on the front (more "
                                           "simulations); off: only what could be the cheapest"));

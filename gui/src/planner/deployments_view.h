@@ -46,7 +46,7 @@ class DeploymentsView : public QWidget {
   void set_base(const plan::Scenario& base);
   // Closed-loop users to serve. Checked when the search starts (the CLI's --target-users rule).
   void set_target_users(double users);
-  void set_max_gpus(int gpus);  // GPUs per replica, 1..8
+  void set_max_gpus(int gpus);  // GPUs per replica, 1..64; 0 (the default): plan's auto limit
   // Checks exactly these presets in the list (ids of priced presets; others are ignored).
   void set_gpus(const std::vector<std::string>& ids);
   void set_exact_front(bool exact);
@@ -54,6 +54,9 @@ class DeploymentsView : public QWidget {
   std::vector<std::string> offered_gpus() const;
   std::vector<std::string> checked_gpus() const;
 
+  // The search Search would start: the base, the target, the checked GPUs, the GPU limit (0 by
+  // default: plan's own rule, so the planner and `kvplan plan` search the same candidates).
+  plan::DeploymentSearch make_search() const;
   // Starts a search of the current inputs; false (nothing started, the message shown) when they
   // are invalid. A search already running is stopped and its answer dropped.
   bool start_search();
@@ -80,7 +83,6 @@ class DeploymentsView : public QWidget {
   void load_requested(const kvplan::plan::Scenario& scenario);
 
  private:
-  plan::DeploymentSearch make_search() const;
   void show_plan(const plan::DeploymentSearch& q, plan::DeploymentPlan p);
   void clear_answer(const QString& note);
   void show_error(const QString& message);

@@ -21,6 +21,7 @@
 #include "kvplan/plan/setting_help.h"
 #include "setting_label.h"
 #include "setting_relevance.h"
+#include "zero_default.h"
 
 namespace kvplan::gui {
 
@@ -234,7 +235,10 @@ QWidget* InputsForm::make_editor(Field& field) {
 
 void InputsForm::commit(const plan::Setting& setting, const QString& text) {
   if (writing_) return;  // a value the form is showing, not one the user typed
-  model_.set_value(setting.flag, text.trimmed().toStdString());
+  const QString typed = text.trimmed();
+  // An emptied field whose 0 stands for a default (its placeholder says which) is that 0.
+  if (typed.isEmpty() && zero_means_something(setting)) return (void)model_.set_value(setting.flag, "0");
+  model_.set_value(setting.flag, typed.toStdString());
 }
 
 void InputsForm::refresh() {
@@ -243,6 +247,7 @@ void InputsForm::refresh() {
   for (Field& f : fields_) {
     show_value(f);
     show_message(f);
+    show_zero_meaning(f, scenario);
     // A field whose text is not the default stays in view even when its text is invalid (the model
     // keeps the default in scenario() then).
     const bool shown = setting_shown(*f.setting, scenario) || model_.value(f.setting->flag) != f.setting->default_text ||
@@ -302,7 +307,26 @@ void InputsForm::show_value(Field& f) {
     const double v = text.toDouble(&ok);
     if (ok && std::isfinite(v) && v >= dspin->minimum() && v <= dspin->maximum()) dspin->setValue(v);
   } else if (auto* edit = qobject_cast<QLineEdit*>(f.editor)) {
-    if (edit->text() != text) edit->setText(text);
+    // A 0 that stands for a default is shown as the empty field, its placeholder saying what it is.
+    const QString shown = zero_means_something(*f.setting) && text == QStringLiteral("0") ? QString() : text;
+    if (edit->text() != shown) edit->setText(shown);
+  }
+}
+
+void InputsForm::show_zero_meaning(Field& f, const plan::Scenario& scenario) {
+  if (!zero_means_something(*f.setting)) return;
+  // Only offered rows: each engine default costs a memory answer (microseconds, but per field).
+  const bool offered = setting_shown(*f.setting, scenario);
+  const QString meaning = offered ? QString::fromStdString(zero_default_text(*f.setting, scenario)) : QString();
+  if (auto* edit = qobject_cast<QLineEdit*>(f.editor)) {
+    if (edit->placeholderText() != meaning) edit->setPlaceholderText(meaning);
+  } else if (auto* spin = qobject_cast<QAbstractSpinBox*>(f.editor)) {
+    // A spin box has no placeholder: its special-value text is what it shows at its minimum, 0.
+    if (auto* ispin = qobject_cast<QSpinBox*>(spin); ispin != nullptr && ispin->minimum() == 0) {
+      if (ispin->specialValueText() != meaning) ispin->setSpecialValueText(meaning);
+    } else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(spin); dspin != nullptr && dspin->minimum() == 0) {
+      if (dspin->specialValueText() != meaning) dspin->setSpecialValueText(meaning);
+    }
   }
 }
 

@@ -71,6 +71,9 @@ class InputsForm : public QWidget {
   void refresh();
   void show_value(Field& field);
   void show_message(Field& field);
+  // A setting whose 0 stands for a default: what it stands for (zero_default.h), as the empty line
+  // edit's placeholder or the spin box's text at 0.
+  void show_zero_meaning(Field& field, const plan::Scenario& scenario);
   // After a scenario is loaded: open the Advanced groups that hold a changed value.
   void open_changed_advanced();
   const Field* find(const std::string& flag) const;

@@ -127,6 +127,13 @@ std::string InputsModel::memory_field_error() const {
   return {};
 }
 
+std::string InputsModel::typed_field_error() const {
+  for (const Field& f : fields_) {
+    if (!f.typed_ok) return f.message.toStdString();
+  }
+  return {};
+}
+
 QString InputsModel::message(const std::string& flag) const {
   const int row = row_of(flag);
   return row < 0 ? QString() : fields_[static_cast<size_t>(row)].message;

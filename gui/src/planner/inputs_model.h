@@ -58,6 +58,10 @@ class InputsModel : public QAbstractTableModel {
   // The first message of a memory setting whose text does not pass its own rule ("" when none):
   // the analytic answer cannot be computed then.
   std::string memory_field_error() const;
+  // The first message of any setting whose text does not pass its own rule ("" when none): such a
+  // field holds its default in scenario(), so a file written from it would lose what was typed.
+  // The message is the setting's ConfigError ("--max-num-seqs=abc must be an integer").
+  std::string typed_field_error() const;
 
   bool valid() const { return valid_; }
   QString message(const std::string& flag) const;  // "" when that field is fine

@@ -117,7 +117,6 @@ int save_answer_screenshots(MainWindow& w, const QDir& dir) {
 
   kvplan::gui::DeploymentsView& d = w.deployments_view();
   d.set_target_users(2000);
-  d.set_max_gpus(4);
   if (d.start_search()) wait_or_say(d.job().wait_for_idle(300'000), "the deployment search");
   written += grab_window(w, dir, QStringLiteral("Deployments"), QStringLiteral("deployments.png"));
 

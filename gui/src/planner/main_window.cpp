@@ -308,9 +308,15 @@ void MainWindow::build_menus() {
     const QString base = QFileDialog::getSaveFileName(this, QStringLiteral("Export report (base name)"));
     if (base.isEmpty()) return;
     // The report runs its own analysis (and simulation); keep it off the GUI thread.
+    plan::ScenarioFile s;
+    try {
+      s = complete_scenario("report '" + base.toStdString() + "'");
+    } catch (const ConfigError& e) {
+      QMessageBox::warning(this, QStringLiteral("Export report"), QString::fromUtf8(e.what()));
+      return;
+    }
     status_->setText(QStringLiteral("Exporting..."));
     auto error = std::make_shared<QString>();
-    const plan::ScenarioFile s = scenario();
     std::optional<plan::CapacityAnswer> known = known_capacity_answer(s);
     QThread* t = QThread::create([s, base, error, known] {
       try {
@@ -413,7 +419,7 @@ void MainWindow::update_capacity_chart() {
   }
   double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
   for (int s = 0; s < schemes; ++s) {
-    capacity_series_[static_cast<size_t>(s)]->setName(capacity_.headerData(1 + s, Qt::Horizontal).toString());
+    capacity_series_[static_cast<size_t>(s)]->setName(legend_name(capacity_.headerData(1 + s, Qt::Horizontal).toString()));
     QList<QPointF> points = model_points(capacity_, 0, 1 + s, kMaxChartPoints);
     // Log axes: "none fit" (0) has no place on them; the table still shows it.
     points.removeIf([](const QPointF& p) { return p.x() <= 0 || p.y() <= 0; });
@@ -543,7 +549,18 @@ void MainWindow::load_scenario(const QString& path) {
   setWindowTitle(QStringLiteral("kvplan — ") + scenario_name_);
 }
 
-void MainWindow::save_scenario(const QString& path) const { plan::save_scenario_file(path.toStdString(), scenario()); }
+plan::ScenarioFile MainWindow::complete_scenario(std::string_view what) const {
+  // A field whose text fails its own rule holds its default in the typed scenario: written out, the
+  // file would quietly say something else than the form.
+  if (const std::string error = inputs_.typed_field_error(); !error.empty()) {
+    throw ConfigError(std::string(what) + ": not written, an input is invalid: " + error);
+  }
+  return scenario();
+}
+
+void MainWindow::save_scenario(const QString& path) const {
+  plan::save_scenario_file(path.toStdString(), complete_scenario("scenario '" + path.toStdString() + "'"));
+}
 
 std::optional<plan::CapacityAnswer> MainWindow::known_capacity_answer(const plan::ScenarioFile& s) const {
   // The report answers its base variant (the inputs with the first compared scheme's overrides);
@@ -560,7 +577,7 @@ plan::ReportFiles MainWindow::report_files(const QString& base) {
 }
 
 void MainWindow::export_report(const QString& base) const {
-  const plan::ScenarioFile s = scenario();
+  const plan::ScenarioFile s = complete_scenario("report '" + base.toStdString() + "'");
   write_report(plan::make_report_input(s, known_capacity_answer(s)), report_files(base));
 }
 

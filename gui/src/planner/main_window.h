@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis.h"
@@ -91,9 +92,12 @@ class MainWindow : public QMainWindow {
   // Throws ConfigError (plan/scenario_file.h) for a bad file; the window is unchanged then. Files of
   // version 1 are read (migrated); saving writes version 2.
   void load_scenario(const QString& path);
+  // Throws ConfigError naming the field, its text and the rule when an input's text is invalid
+  // (that field would be saved with its default); nothing is written then.
   void save_scenario(const QString& path) const;
   plan::ScenarioFile scenario() const;
-  // Writes BASE.pdf, .html, .csv and .json through kvplan/gui/report_pdf.h. Throws ConfigError.
+  // Writes BASE.pdf, .html, .csv and .json through kvplan/gui/report_pdf.h. Throws ConfigError,
+  // also for an input whose text is invalid (as save_scenario).
   void export_report(const QString& base_path) const;
 
   void set_schemes(std::vector<SchemeOverride> schemes);
@@ -121,6 +125,8 @@ class MainWindow : public QMainWindow {
  private:
   void build_ui();
   void build_menus();
+  // scenario(), or ConfigError "<what>: not written, an input is invalid: <the field's message>".
+  plan::ScenarioFile complete_scenario(std::string_view what) const;
   QWidget* chart_with_table(QChartView* chart, QAbstractItemModel* model, QWidget* extra = nullptr);
   void update_memory_chart();
   void update_memory_title();

@@ -28,7 +28,7 @@ void draw_memory_chart(QChart* chart, const MemoryBreakdownModel& model, const Q
   clear_chart(chart);
   auto* series = new QHorizontalStackedBarSeries;
   for (const MemoryBreakdownModel::Row& r : model.rows()) {
-    auto* set = new QBarSet(r.term);
+    auto* set = new QBarSet(legend_name(r.term));
     *set << static_cast<double>(r.bytes) / kGiB;
     series->append(set);
   }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/presets.h"
 #include "kvplan/plan/workload_presets.h"
 #include "kvplan/sim/bench_client.h"
 
@@ -66,6 +67,19 @@ bool open_loop(const Scenario& s) {
 bool bench_client(const Scenario& s) { return workload_kind(s) == WorkloadKind::kBench; }
 bool no_trace(const Scenario& s) { return workload_kind(s) != WorkloadKind::kTrace; }
 
+// Whether the model keeps a recurrent state (Mamba, linear attention) beside its KV. Known only for
+// a preset without reading a file; a config.json or Hugging Face id counts as "may have one".
+bool may_keep_recurrent_state(const Scenario& s) {
+  for (const ModelConfig& m : model_presets()) {
+    if (m.id != s.model.id) continue;
+    for (LayerKind k : {LayerKind::kMamba1, LayerKind::kMamba2, LayerKind::kLinearAttention}) {
+      if (m.count_layers(k) > 0) return true;
+    }
+    return false;
+  }
+  return true;
+}
+
 struct Rule {
   std::string_view flag;
   bool (*applies)(const Scenario&);
@@ -124,6 +138,8 @@ const std::array kRules = {
     Rule{"kv-quant-symmetric", [](const Scenario& s) { return kv_dtype_is(s, {DType::kInt8, DType::kInt4}); }},
     Rule{"kivi-residual", [](const Scenario& s) { return kv_dtype_is(s, {DType::kInt2}); }},
     Rule{"fp8-scales", [](const Scenario& s) { return kv_dtype_is(s, {DType::kFp8E4M3, DType::kFp8E5M2}); }},
+    // The state dtype of Mamba and linear-attention layers: a model of attention layers only has none.
+    Rule{"mamba-ssm-cache-dtype", may_keep_recurrent_state},
     // H2O and StreamingLLM exclude each other (plan resolve): each switch is offered while the other
     // is off. The sinks belong to StreamingLLM.
     Rule{"h2o-budget", [](const Scenario& s) { return s.kv_cache.streaming_window_tokens == 0; }},

@@ -70,6 +70,11 @@ std::string_view chunked_prefill_name(ChunkedPrefill c);
 // on an H100 (79.19 GiB total, "Load weight begin. avail mem=78.81 GB", data/vllm_logs/90).
 inline constexpr int64_t kSglangStartContextBytes = 408021893;  // 0.38 GiB
 
+// SGLang's mem_fraction_static when none is given (ServingConfig::mem_fraction_static 0), by
+// tensor-parallel size (server_args, 0.4 series): what plan_memory uses, and what front ends show
+// as the effective value of a 0.
+double sglang_default_mem_fraction_static(int tensor_parallel);
+
 struct ServingConfig {
   Engine engine = Engine::kVllm;
   EngineVersion version;               // vLLM behaviour to reproduce (default 0.10, V1 engine)

@@ -40,11 +40,15 @@
 
 namespace kvplan::plan {
 
-// The candidate space. Every combination of GPU x TP x PP (TP x PP <= max_gpus) x the axes' values.
+// The candidate space. Every combination of GPU x TP x PP (TP x PP <= max_gpus) x the axes' values,
+// and always the base scenario's own deployment (its GPU, TP and PP; when its GPU is searched).
 struct DeploymentSpace {
   std::vector<std::string> gpus;            // GPU presets; empty: every preset with a price
-  int32_t max_gpus = 8;                     // GPUs per replica
-  std::vector<int32_t> tensor_parallel;     // empty: 1, 2, 4, 8, ... up to max_gpus
+  // GPUs per replica. 0 (the default): per GPU, 8 or the smallest split that holds the model
+  // (smallest_fitting_split), whichever is more, so a model that needs two nodes of a GPU is still
+  // searched on it; TP then stays within max(8, the GPU's scale-up domain).
+  int32_t max_gpus = 0;
+  std::vector<int32_t> tensor_parallel;     // empty: 1, 2, 4, 8, ... up to the GPU limit, and the fitting split
   std::vector<int32_t> pipeline_parallel;   // empty: 1
   std::vector<SettingAxis> axes;            // other settings varied (kv-cache-dtype=auto,fp8, ...)
   // Serving splits: {0, 0} aggregated (one engine is the unit of scale); {P, D} prefill/decode
@@ -88,6 +92,7 @@ struct DeploymentCandidate {
   int32_t decode_engines = 0;   // ... and this many decode engines
   SettingValues values;     // the axes' values
   std::string label;        // "4 x h200, tp4 pp1, kv-cache-dtype=fp8"
+  bool scenario_deployment = false;  // the base scenario's own GPU, TP and PP
   // "does_not_fit": the engine would not start (the weights, or one request of max_model_len,
   // leave no room); "invalid": the combination is not a valid configuration;
   // "unpriced": no price for the GPU; "pruned": one probe showed it cannot win or enter the front;
@@ -134,6 +139,20 @@ struct DeploymentPlan {
 
 // Throws ConfigError for a bad target, space or base scenario (naming the flag and the rule).
 DeploymentPlan search_deployments(const DeploymentSearch& search);
+
+// The GPUs per replica searched by default (max_gpus 0) on every GPU.
+inline constexpr int32_t kDefaultMaxGpusPerReplica = 8;
+
+// The smallest split of one replica of the base scenario over `gpu` whose memory plan fits (the
+// weights and one request of max_model_len, as the search's first step decides): TP 1, 2, 4, ...
+// up to the largest power of two within the GPU's scale-up domain, then with that TP, PP 2, 4, 8.
+// nullopt when none fits (or the GPU is not a preset). Microseconds per try.
+struct ReplicaSplit {
+  int32_t tensor_parallel = 1;
+  int32_t pipeline_parallel = 1;
+  int32_t gpus() const { return tensor_parallel * pipeline_parallel; }
+};
+std::optional<ReplicaSplit> smallest_fitting_split(const Scenario& base, const std::string& gpu);
 
 // The candidates of a space, in enumeration order, before anything is evaluated (status empty).
 std::vector<DeploymentCandidate> enumerate_candidates(const DeploymentSearch& search);
