@@ -1,7 +1,7 @@
 // GuideLLM `guidellm benchmark ... --output-path report.json`: {"benchmarks": [...]}, one entry per
 // rate of the sweep. Each has args.strategy {type_: synchronous | concurrent (streams) | constant
 // (rate) | poisson (rate) | throughput}, run_stats {start_time (epoch s), requests_made {successful}}
-// and metrics.<name>.successful {mean, median, percentiles {p99}}, with the units in the names:
+// worker.backend_model (the model served) and metrics.<name>.successful {mean, median, percentiles {p99}}, with the units in the names:
 // time_to_first_token_ms, time_per_output_token_ms, inter_token_latency_ms (ms), request_latency
 // (SECONDS), prompt_token_count / output_token_count (tokens), requests_per_second,
 // output_tokens_per_second. Only successful requests are read.
@@ -87,6 +87,7 @@ void read_guidellm_benchmark(const nlohmann::json& report, const nlohmann::json&
       run.date = buf;
     }
   }
+  if (const nlohmann::json* worker = object_at(b, "worker")) run.model = string_at(*worker, "backend_model");
   const nlohmann::json* metrics = object_at(b, "metrics");
   if (metrics == nullptr) throw ConfigError(fmt::format("run {} ({}): metrics is missing", run.id, run.format));
   run.ttft = latency(*metrics, "time_to_first_token_ms", 1.0);
