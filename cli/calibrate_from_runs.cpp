@@ -3,36 +3,16 @@
 // (plan/runs_fit.h), prints the before/after errors and writes the profile file.
 #include <iostream>
 
-#include <fmt/format.h>
-
 #include "commands.h"
 #include "kvplan/calibration/serving_run.h"
 #include "kvplan/core/atomic_file.h"
-#include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
 #include "kvplan/plan/runs_fit.h"
 
 namespace kvplan::cli {
 
 int run_calibrate_from_runs(const CalibrateFromRunsRequest& request) {
-  std::vector<std::pair<std::string, std::string>> where;
-  for (const std::string& w : request.where) {
-    const size_t eq = w.find('=');
-    if (eq == std::string::npos || eq == 0) throw ConfigError(fmt::format("--where={} must be KEY=VALUE", w));
-    where.emplace_back(w.substr(0, eq), w.substr(eq + 1));
-  }
-  std::vector<calibration::ServingRun> runs;
-  for (const std::string& f : request.files) {
-    for (calibration::ServingRun& r : calibration::read_serving_runs(f)) {
-      bool keep = true;
-      for (const auto& [k, v] : where) {
-        auto it = r.fields.find(k);
-        keep = keep && it != r.fields.end() && it->second == v;
-      }
-      if (keep) runs.push_back(std::move(r));
-    }
-  }
-  if (runs.empty()) throw ConfigError("calibrate from-runs: no run left to fit (check the files and --where)");
+  const std::vector<calibration::ServingRun> runs = calibration::read_serving_runs(request.files, request.where);
   plan::RunsDeploymentOptions o;
   o.log = request.log;
   o.model = request.model;

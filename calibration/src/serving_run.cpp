@@ -194,4 +194,26 @@ std::vector<ServingRun> read_serving_runs(const std::string& path) {
   return parse_serving_runs(ss.str(), path);
 }
 
+std::vector<ServingRun> read_serving_runs(const std::vector<std::string>& paths, const std::vector<std::string>& where) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const std::string& w : where) {
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0) throw ConfigError(fmt::format("--where={} must be KEY=VALUE", w));
+    keys.emplace_back(w.substr(0, eq), w.substr(eq + 1));
+  }
+  std::vector<ServingRun> out;
+  for (const std::string& path : paths) {
+    for (ServingRun& r : read_serving_runs(path)) {
+      bool keep = true;
+      for (const auto& [k, v] : keys) {
+        auto it = r.fields.find(k);
+        keep = keep && it != r.fields.end() && it->second == v;
+      }
+      if (keep) out.push_back(std::move(r));
+    }
+  }
+  if (out.empty()) throw ConfigError("calibrate from-runs: no run left to fit (check the files and --where)");
+  return out;
+}
+
 }  // namespace kvplan::calibration

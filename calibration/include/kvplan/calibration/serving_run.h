@@ -78,6 +78,10 @@ struct ServingRun {
 // any latency, or the file is in none of the formats above.
 std::vector<ServingRun> read_serving_runs(const std::string& path);
 
+// Every run of every file whose top-level fields match all of `where` ("KEY=VALUE" each; vLLM's
+// --metadata). ConfigError for a malformed KEY=VALUE, or when no run is left.
+std::vector<ServingRun> read_serving_runs(const std::vector<std::string>& paths, const std::vector<std::string>& where);
+
 // The same from text (`name` stands for the file in messages and ids).
 std::vector<ServingRun> parse_serving_runs(const std::string& text, const std::string& name);
 
