@@ -10,6 +10,7 @@
 #include "kvplan/core/vllm_log.h"
 #include "kvplan/core/vllm_log_scenario.h"
 #include "kvplan/plan/runs_fit.h"
+#include "kvplan/plan/scenario.h"
 
 namespace kvplan::plan {
 
@@ -22,6 +23,17 @@ namespace {
 }
 
 }  // namespace
+
+RunsDeploymentOptions runs_deployment_options(const Scenario& scenario) {
+  RunsDeploymentOptions o;
+  o.model = scenario.model.id;
+  o.gpu = scenario.hardware.gpu;
+  o.engine = std::string(engine_name(scenario.engine.name));
+  o.engine_version = scenario.engine.version.text();
+  o.tensor_parallel_size = scenario.hardware.tensor_parallel_size;
+  o.pipeline_parallel_size = scenario.hardware.pipeline_parallel_size;
+  return o;
+}
 
 RunsDeployment resolve_runs_deployment(const std::vector<calibration::ServingRun>& runs,
                                        const RunsDeploymentOptions& o) {

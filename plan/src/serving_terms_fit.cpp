@@ -11,6 +11,7 @@
 //   4. the rows rerun with a and b (factor 1, no step overhead) and f, o refitted as in 2;
 //   5. a and b refitted as in 3 with the new f and o.
 // Rounded as shipped (sim/src/serving_overheads.cpp): factors to 0.001, ms to 1 us, shares to 1e-4.
+#include <algorithm>
 #include <cmath>
 
 #include "kvplan/plan/runs_fit.h"
@@ -20,7 +21,12 @@ namespace kvplan::plan {
 
 namespace {
 
-double round_to(double v, double step) { return std::round(v / step) * step; }
+// v rounded to 1 / per_unit (as validate_serving always wrote it: round(v x 1000) / 1000).
+double round_to(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
+
+// The prefill factor the split step fit perturbs to: TPOT's prefill part is (TPOT at this factor -
+// TPOT at 1) / (this - 1), a finite difference around the unscaled run.
+constexpr double kProbePrefillFactor = 1.25;
 
 // Σ |p + a + b·x − m| / m: the objective fit_request_terms minimises, for comparing two forms.
 double request_cost(const std::vector<double>& p, const std::vector<double>& m, const std::vector<double>& x,
@@ -41,23 +47,33 @@ ServingTermsFitResult fit_serving_terms(
 
   // Steps 2 and 4: the step terms from TPOTs simulated with `base` (its step terms 1 and 0).
   auto fit_step = [&](const ServingTerms& base) {
-    std::vector<double> predicted, measured;
+    std::vector<double> decode, prefill, measured;
     for (size_t i = 0; i < n; ++i) {
       if (!rows.step_row[i]) continue;
       const auto p = simulate(i, base);
       if (!p) continue;
-      predicted.push_back(p->second);
+      double q = 0;
+      if (rows.split_prefill_factor) {
+        ServingTerms probe = base;
+        probe.prefill_factor = kProbePrefillFactor;
+        const auto scaled = simulate(i, probe);
+        if (!scaled) continue;
+        q = std::clamp((scaled->second - p->second) / (kProbePrefillFactor - 1), 0.0, p->second);
+      }
+      decode.push_back(p->second - q);
+      prefill.push_back(q);
       measured.push_back(rows.measured_tpot_ms[i]);
     }
-    const sim::StepTermsFit f = sim::fit_step_terms(predicted, measured);
-    t.factor = round_to(f.factor, 1e-3);
-    t.step_ms = round_to(f.overhead_ms, 1e-3);
-    out.step_rows = f.rows;
+    out.step = rows.split_prefill_factor ? sim::fit_step_terms(decode, prefill, measured)
+                                         : sim::fit_step_terms(decode, measured);
+    t.factor = round_to(out.step.factor, 1000);
+    t.prefill_factor = round_to(out.step.prefill_factor, 1000);
+    t.step_ms = round_to(out.step.overhead_ms, 1000);
   };
   // Steps 3 and 5: the request terms from TTFTs simulated with the current step terms alone.
   auto fit_request = [&] {
     std::vector<double> predicted, measured, flat_x, shaped_x;
-    const ServingTerms step_only{0, 0, 0, t.step_ms, t.factor};
+    const ServingTerms step_only{0, 0, 0, t.step_ms, t.factor, t.prefill_factor};
     for (size_t i = 0; i < n; ++i) {
       if (!rows.step_row[i]) continue;
       const auto p = simulate(i, step_only);
@@ -71,17 +87,17 @@ ServingTermsFitResult fit_serving_terms(
     const sim::RequestTermsFit shaped = sim::fit_request_terms(predicted, measured, shaped_x);
     out.prefill_shaped = request_cost(predicted, measured, shaped_x, shaped) < request_cost(predicted, measured, flat_x, flat);
     const sim::RequestTermsFit& kept = out.prefill_shaped ? shaped : flat;
-    t.request_ms = round_to(kept.request_ms, 1e-3);
-    t.per_in_flight_ms = out.prefill_shaped ? 0.0 : round_to(flat.per_in_flight_ms, 1e-3);
-    t.prefill_share = out.prefill_shaped ? round_to(shaped.per_in_flight_ms, 1e-4) : 0.0;
-    out.request_rows = kept.rows;
+    t.request_ms = round_to(kept.request_ms, 1000);
+    t.per_in_flight_ms = out.prefill_shaped ? 0.0 : round_to(flat.per_in_flight_ms, 1000);
+    t.prefill_share = out.prefill_shaped ? round_to(shaped.per_in_flight_ms, 10000) : 0.0;
+    out.request = kept;
   };
 
   fit_step(ServingTerms{});
   fit_request();
   // Requests that reach the engine later change its batches: refit the step terms with the
   // request terms in place, then the request terms once more with those.
-  fit_step(ServingTerms{t.request_ms, t.per_in_flight_ms, t.prefill_share, 0, 1.0});
+  fit_step(ServingTerms{t.request_ms, t.per_in_flight_ms, t.prefill_share, 0, 1.0, 1.0});
   fit_request();
   return out;
 }

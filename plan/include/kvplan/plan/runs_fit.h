@@ -32,6 +32,8 @@
 
 namespace kvplan::plan {
 
+struct Scenario;  // scenario.h
+
 // What the start-up log or the command line says about the deployment. Empty: not given.
 struct RunsDeploymentOptions {
   std::string log;             // a vLLM / SGLang / TensorRT-LLM start-up log (core/vllm_log.h)
@@ -39,6 +41,10 @@ struct RunsDeploymentOptions {
   int tensor_parallel_size = 0, pipeline_parallel_size = 0;
   SettingValues extra;         // further memory/engine settings by flag name
 };
+
+// The deployment a planner scenario describes (the GUI's "Fit to my benchmark runs..."): its model,
+// GPU, engine, engine version and parallelism.
+RunsDeploymentOptions runs_deployment_options(const Scenario& scenario);
 
 struct RunsDeployment {
   SettingValues flags;   // model, gpu, engine, parallelism, ... by flag name
@@ -54,6 +60,8 @@ RunsDeployment resolve_runs_deployment(const std::vector<calibration::ServingRun
 // The terms a simulation runs with (ms; factors dimensionless).
 struct ServingTerms {
   double request_ms = 0, per_in_flight_ms = 0, prefill_share = 0, step_ms = 0, factor = 1.0;
+  double prefill_factor = 1.0;  // the prefill part of a step (fit_serving_terms with split_prefill_factor)
+  bool operator==(const ServingTerms&) const = default;
 };
 
 // One run as the fit sees it: the statistic compared (mean, or median when the file has no mean)
@@ -92,12 +100,17 @@ RunsFit fit_runs(const std::vector<calibration::ServingRun>& runs, const RunsDep
 // in flight per row and each row's prompt prefilled alone (ms) as the fit needs them.
 struct ServingFitRows {
   std::vector<double> measured_ttft_ms, measured_tpot_ms, others_in_flight, prompt_prefill_ms;
-  std::vector<bool> step_row;  // rows the step terms are fitted on (validate_serving: C <= 128)
+  std::vector<bool> step_row;  // rows the terms are fitted on (validate_serving: C <= 128)
+  // validate_serving --split-prefill-factor (an experiment): each step row runs once more with the
+  // prefill part of every step x 1.25, the difference splits its TPOT into decode and prefill time,
+  // and a factor is fitted to each (sim::fit_step_terms with three terms).
+  bool split_prefill_factor = false;
 };
 struct ServingTermsFitResult {
   ServingTerms terms;
-  bool prefill_shaped = false;
-  size_t step_rows = 0, request_rows = 0;
+  bool prefill_shaped = false;     // the per-in-flight term kept is the prefill-shaped one
+  sim::StepTermsFit step;          // the last step fit (rows, the overhead before the o >= 0 rule)
+  sim::RequestTermsFit request;    // the last request fit, of the form kept
 };
 ServingTermsFitResult fit_serving_terms(
     const ServingFitRows& rows,
