@@ -62,6 +62,7 @@
 #include "kvplan/sim/serving_overheads.h"
 #include "kvplan/sim/simulation.h"
 #include "kvplan/sim/time.h"
+#include "kvplan/plan/runs_fit.h"
 #include "kvplan/plan/simulate.h"
 #include "serving_cases.h"
 #include "serving_consistency.h"
@@ -80,10 +81,6 @@ struct Terms {
   double prefill_share = 0;  // per other request in flight, as a share of the prompt's prefill
   double prefill_factor = 1.0;  // the prefill part of a step
 };
-
-// The prefill factor the step fit perturbs to: TPOT's prefill part is (TPOT at this factor - TPOT at
-// 1) / (this - 1), a finite difference around the unscaled run.
-constexpr double kProbePrefillFactor = 1.25;
 
 // The deterministic 50/50 split: FNV-1a 64 of the row id (the calibration split's hash), even -> fit half.
 bool in_fit_half(const ServingCase& c) { return (kvplan::calibration::split_hash(c.id) & 1u) == 0; }
@@ -164,47 +161,6 @@ bool fit_row(const Result& r) {
   return in_fit_half(*r.c) && r.pred.ok && r.c->concurrency_per_replica() <= kFitMaxConcurrency;
 }
 
-// Step terms from TPOTs simulated with factors 1 and no step overhead (steps 2 and 4), the request
-// terms of `request` in place. One factor for the whole step; with --split-prefill-factor each fit
-// row runs once more with the prefill part of every step scaled by kProbePrefillFactor, the
-// difference splits its TPOT into decode and prefill time, and sim::fit_step_terms fits a factor
-// to each.
-void fit_step(Regime& g, const std::vector<Result>& runs, const std::map<std::string, Terms>& request) {
-  struct StepRows {
-    std::vector<double> decode, prefill, measured;
-  };
-  std::map<std::string, StepRows> tpot;
-  for (const Result& r : runs) {
-    if (!fit_row(r)) continue;
-    if (!g_split_prefill) {
-      StepRows& rows = tpot[r.c->engine];
-      rows.decode.push_back(r.pred.tpot_ms);
-      rows.prefill.push_back(0);
-      rows.measured.push_back(r.c->measured_tpot_ms);
-      continue;
-    }
-    auto it = request.find(r.c->engine);
-    Terms probe = it == request.end() ? Terms{} : Terms{it->second.request_ms, it->second.per_in_flight_ms, 0, 1.0,
-                                                        it->second.prefill_share};
-    probe.prefill_factor = kProbePrefillFactor;
-    const Prediction scaled = simulate(*r.c, g.client, probe);
-    if (!scaled.ok) continue;
-    const double prefill = std::clamp((scaled.tpot_ms - r.pred.tpot_ms) / (kProbePrefillFactor - 1), 0.0, r.pred.tpot_ms);
-    StepRows& rows = tpot[r.c->engine];
-    rows.decode.push_back(r.pred.tpot_ms - prefill);
-    rows.prefill.push_back(prefill);
-    rows.measured.push_back(r.c->measured_tpot_ms);
-  }
-  for (const auto& [engine, rows] : tpot) {
-    g.step[engine] = g_split_prefill ? sim::fit_step_terms(rows.decode, rows.prefill, rows.measured)
-                                     : sim::fit_step_terms(rows.decode, rows.measured);
-    // Rounded as shipped (serving_overheads.cpp): the factors to 0.001, the overhead to 1 us.
-    g.fit[engine].factor = std::round(g.step[engine].factor * 1000) / 1000;
-    g.fit[engine].prefill_factor = std::round(g.step[engine].prefill_factor * 1000) / 1000;
-    g.fit[engine].step_ms = std::round(g.step[engine].overhead_ms * 1000) / 1000;
-  }
-}
-
 // The cost model's time (ms) for the row's prompt prefilled alone (sim::prompt_prefill_ns), what the
 // prefill-shaped per-in-flight term is a share of. Memoised per row.
 double prompt_prefill_ms(const ServingCase& c) {
@@ -220,65 +176,41 @@ double prompt_prefill_ms(const ServingCase& c) {
   return memo[c.id] = sim::ns_to_ms(e.breakdown.total_ns);
 }
 
-// Σ |p + a + b·x − m| / m: the objective fit_request_terms minimises, for comparing two forms.
-double request_fit_cost(const std::vector<double>& p, const std::vector<double>& m, const std::vector<double>& x,
-                        const sim::RequestTermsFit& f) {
-  double cost = 0;
-  for (size_t i = 0; i < p.size(); ++i) cost += std::fabs(p[i] + f.request_ms + f.per_in_flight_ms * x[i] - m[i]) / m[i];
-  return cost;
-}
-
-// Request terms from TTFTs simulated with the current step terms and no request terms (steps 3 and 5),
-// in both per-in-flight forms: ms per other request in flight, or a share of the prompt's prefill
-// per other request in flight (serving_overheads.h); per engine the one with the smaller objective.
-void fit_request(Regime& g, const std::vector<Result>& runs) {
-  struct RequestRows {
-    std::vector<double> predicted, measured;
-    std::vector<double> others;          // in flight besides it (closed loop: C - 1)
-    std::vector<double> others_prefill;  // others x the prompt's prefill alone, ms
-  };
-  std::map<std::string, RequestRows> ttft;
-  for (const Result& r : runs) {
-    if (!fit_row(r)) continue;
-    const Terms& t = g.fit[r.c->engine];
-    Prediction p = simulate(*r.c, g.client, Terms{0, 0, t.step_ms, t.factor, 0, t.prefill_factor});
-    if (!p.ok) continue;
-    RequestRows& rr = ttft[r.c->engine];
-    const double others = static_cast<double>(std::max<int64_t>(0, r.c->concurrency - 1));
-    rr.predicted.push_back(p.ttft_ms);
-    rr.measured.push_back(r.c->measured_ttft_ms);
-    rr.others.push_back(others);
-    rr.others_prefill.push_back(others * prompt_prefill_ms(*r.c));
-  }
-  for (const auto& [engine, rr] : ttft) {
-    const sim::RequestTermsFit flat = sim::fit_request_terms(rr.predicted, rr.measured, rr.others);
-    const sim::RequestTermsFit shaped = sim::fit_request_terms(rr.predicted, rr.measured, rr.others_prefill);
-    const bool use_shaped = request_fit_cost(rr.predicted, rr.measured, rr.others_prefill, shaped) <
-                            request_fit_cost(rr.predicted, rr.measured, rr.others, flat);
-    g.prefill_shaped[engine] = use_shaped;
-    g.request[engine] = use_shaped ? shaped : flat;
-    Terms& t = g.fit[engine];
-    t.request_ms = std::round(g.request[engine].request_ms * 1000) / 1000;
-    t.per_in_flight_ms = use_shaped ? 0.0 : std::round(flat.per_in_flight_ms * 1000) / 1000;
-    t.prefill_share = use_shaped ? std::round(shaped.per_in_flight_ms * 10000) / 10000 : 0.0;
-  }
-}
-
-// Steps 2-5 of the fit (see the top of the file) on the fit half of g.none.
+// Steps 2-5 of the fit (see the top of the file) on the fit half of g.none, per engine: the staged
+// fit kvplan calibrate from-runs makes too (plan::fit_serving_terms, plan/runs_fit.h), each row
+// simulated with this start rule.
 void fit_terms(Regime& g) {
-  fit_step(g, g.none, {});
-  fit_request(g, g.none);
-  // Requests that reach the engine later change its batches, so the step terms are refitted with
-  // the request terms in place, and the request terms once more with those.
-  std::vector<Result> with_request;
+  std::map<std::string, std::vector<const Result*>> by_engine;
   for (const Result& r : g.none) {
-    if (!fit_row(r)) continue;
-    const Terms& t = g.fit[r.c->engine];
-    with_request.push_back(
-        {r.c, simulate(*r.c, g.client, Terms{t.request_ms, t.per_in_flight_ms, 0, 1.0, t.prefill_share})});
+    if (fit_row(r)) by_engine[r.c->engine].push_back(&r);
   }
-  fit_step(g, with_request, std::map<std::string, Terms>(g.fit));
-  fit_request(g, g.none);
+  for (const auto& [engine, results] : by_engine) {
+    kvplan::plan::ServingFitRows rows;
+    rows.split_prefill_factor = g_split_prefill;
+    for (const Result* r : results) {
+      rows.measured_ttft_ms.push_back(r->c->measured_ttft_ms);
+      rows.measured_tpot_ms.push_back(r->c->measured_tpot_ms);
+      rows.others_in_flight.push_back(static_cast<double>(std::max<int64_t>(0, r->c->concurrency - 1)));
+      rows.prompt_prefill_ms.push_back(prompt_prefill_ms(*r->c));
+      rows.step_row.push_back(true);  // fit_row: concurrency <= kFitMaxConcurrency already
+    }
+    const kvplan::plan::ServingTermsFitResult fit = kvplan::plan::fit_serving_terms(
+        rows, [&](size_t i, const kvplan::plan::ServingTerms& t) -> std::optional<std::pair<double, double>> {
+          // No terms: the run of the pass already made.
+          const Prediction p = t == kvplan::plan::ServingTerms{}
+                                   ? results[i]->pred
+                                   : simulate(*results[i]->c, g.client,
+                                              Terms{t.request_ms, t.per_in_flight_ms, t.step_ms, t.factor,
+                                                    t.prefill_share, t.prefill_factor});
+          if (!p.ok) return std::nullopt;
+          return std::make_pair(p.ttft_ms, p.tpot_ms);
+        });
+    const kvplan::plan::ServingTerms& t = fit.terms;
+    g.fit[engine] = Terms{t.request_ms, t.per_in_flight_ms, t.step_ms, t.factor, t.prefill_share, t.prefill_factor};
+    g.step[engine] = fit.step;
+    g.request[engine] = fit.request;
+    g.prefill_shaped[engine] = fit.prefill_shaped;
+  }
 }
 
 // Median + p90 of |e|, TTFT and TPOT summed, per engine over the fit half.

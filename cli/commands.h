@@ -111,4 +111,16 @@ struct CalibrateRunRequest {
 // Without CUDA: prints "this kvplan was built without CUDA; calibration needs a GPU build", returns 2.
 int run_calibrate_run(const CalibrateRunRequest& request);
 
+// `kvplan calibrate from-runs FILE...` (calibrate_from_runs.cpp).
+struct CalibrateFromRunsRequest {
+  std::vector<std::string> files;  // benchmark result files (calibration/serving_run.h)
+  std::string log, model, gpu, engine, engine_version;
+  int tensor_parallel_size = 0, pipeline_parallel_size = 0;
+  std::vector<std::string> where;  // KEY=VALUE: only runs whose top-level field KEY is VALUE
+  std::string out;  // the profile file to write ("" = none)
+  bool explain = false;
+  bool json = false;
+};
+int run_calibrate_from_runs(const CalibrateFromRunsRequest& request);
+
 }  // namespace kvplan::cli

@@ -215,6 +215,29 @@ int run_command_line(int argc, char** argv) {
                                  "complete run)", "run ids"));
   cal_fit->add_option("--gpu", fit_request.gpu, plain_help("GPU preset the efficiencies are relative to (default: from the run)", "GPU preset id"));
   cal_fit->add_option("--out", fit_request.out, plain_help("PerfProfile JSON to write (use with --profile)", "path"))->required();
+  kvplan::cli::CalibrateFromRunsRequest runs_request;
+  auto* cal_runs = calibrate->add_subcommand(
+      "from-runs", "Fit kvplan to your deployment's own benchmark runs (vllm bench serve, SGLang bench_serving, "
+                   "genai-perf/AIPerf, GuideLLM); write a profile for --profile");
+  cal_runs->add_option("files", runs_request.files, plain_help("Benchmark result files", "paths"))->required();
+  cal_runs->add_option("--log", runs_request.log,
+                       plain_help("The server's start-up log (vLLM, SGLang, TensorRT-LLM): model, GPU, parallelism, "
+                                  "engine version", "path"));
+  cal_runs->add_option("--model", runs_request.model, plain_help("Model (default: the log's, or the runs')", "model preset, HF id or config"));
+  cal_runs->add_option("--gpu", runs_request.gpu, plain_help("GPU (default: the log's)", "GPU preset id"));
+  cal_runs->add_option("--engine", runs_request.engine, plain_help("Serving engine (default: the log's)", "vllm | sglang | trtllm"));
+  cal_runs->add_option("--engine-version", runs_request.engine_version, plain_help("Engine version (default: the log's)", "version"));
+  cal_runs->add_option("--tensor-parallel-size", runs_request.tensor_parallel_size,
+                       plain_help("Tensor parallel size (default: the log's)", "GPUs"));
+  cal_runs->add_option("--pipeline-parallel-size", runs_request.pipeline_parallel_size,
+                       plain_help("Pipeline parallel size (default: the log's, else 1)", "stages"));
+  cal_runs->add_option("--where", runs_request.where,
+                       plain_help("Only the runs whose top-level field KEY is VALUE (e.g. vllm bench serve --metadata); "
+                                  "repeatable", "KEY=VALUE"));
+  cal_runs->add_option("--out", runs_request.out, plain_help("Profile file to write (use with --profile)", "path"));
+  cal_runs->add_flag("--explain", runs_request.explain,
+                     plain_help("Every run measured / before / after, the terms against the defaults", "none (a switch)"));
+  cal_runs->add_flag("--json", runs_request.json, plain_help("Print JSON instead of text", "none (a switch)"));
   kvplan::cli::CalibrateRunRequest run_request;
   auto* cal_run = calibrate->add_subcommand("run", "Measure this machine's GPU into a database (GPU builds only)");
   bool cal_quick = true;  // the default grid; --full overrides
@@ -272,6 +295,7 @@ int run_command_line(int argc, char** argv) {
     if (cal_published->parsed()) return kvplan::cli::run_calibrate_import_published(published_request);
     if (cal_fit->parsed()) return kvplan::cli::run_calibrate_fit(fit_request);
     if (cal_run->parsed()) return kvplan::cli::run_calibrate_run(run_request);
+    if (cal_runs->parsed()) return kvplan::cli::run_calibrate_from_runs(runs_request);
     if (plan_cmd->parsed()) {
       plan_request.scenario = kvplan::plan::with_values(scenario, plan_settings.given());
       return kvplan::cli::run_plan(plan_request);

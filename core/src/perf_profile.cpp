@@ -52,7 +52,10 @@ std::vector<std::string> grid_axes(OpClass c) {
 std::string PerfProfile::source_kind() const {
   std::string kind;
   for (const OpClassProfile& c : classes_) {
-    std::string k = c.source.substr(0, c.source.find_first_of(" ("));
+    // "fitted to your runs (...)" (kvplan calibrate from-runs) is one kind of several words.
+    constexpr std::string_view kFitted = "fitted to your runs";
+    std::string k = c.source.rfind(kFitted, 0) == 0 ? std::string(kFitted)
+                                                    : c.source.substr(0, c.source.find_first_of(" ("));
     if (k == "ideal" && c.source.find("not in file") != std::string::npos) continue;
     if (kind.empty()) kind = k;
     else if (kind != k) return "mixed";

@@ -10,6 +10,7 @@
 #include "kvplan/core/error.h"
 #include "kvplan/plan/memory.h"
 #include "kvplan/plan/profile_option.h"
+#include "kvplan/plan/runs_fit.h"
 #include "kvplan/plan/text.h"
 #include "kvplan/sim/serving_overheads.h"
 #include "kvplan/sim/output_files.h"
@@ -224,6 +225,9 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
   if (!e.disable_custom_all_reduce) c.cost.custom_all_reduce = engine_custom_all_reduce(s.serving.engine, s.gpu);
   c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
   if (!bench) drop_lock_step_terms(c.overheads);  // before the flags: a given term applies to any client
+  // A profile fitted to the user's own runs (kvplan calibrate from-runs) carries its serving terms;
+  // they were fitted on that deployment's own loads, so they apply to any client (flags still win).
+  apply_runs_profile(e.profile, std::string(engine_name(s.serving.engine)), s.gpu.id, c.overheads);
   if (e.request_overhead_ms) {
     c.overheads.request.ns = sim::overhead_ms_to_ns(*e.request_overhead_ms, "--request-overhead-ms");
     c.overheads.request.source = "given (--request-overhead-ms)";

@@ -21,9 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "kvplan/calibration/serving_run.h"
+#include "kvplan/core/atomic_file.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
 #include "kvplan/plan/memory.h"
+#include "kvplan/plan/runs_fit.h"
 #include "kvplan/plan/scenario.h"
 #include "kvplan/plan/scenario_file.h"
 #include "kvplan/plan/settings.h"
@@ -274,4 +277,37 @@ PYBIND11_MODULE(kvplan, m) {
           return out;
         },
         "Every setting: keyword, flag, file key, type, unit, default, description, choices.");
+
+  // ---- kvplan.fit_runs (issue 25: `kvplan calibrate from-runs`, plan/runs_fit.h) ----------------
+  m.def("fit_runs",
+        [](const std::vector<std::string>& paths, const std::string& gpu, const std::string& model,
+           const std::string& engine, const std::string& engine_version, int tensor_parallel_size,
+           int pipeline_parallel_size, const std::string& log, const std::vector<std::string>& where,
+           const std::string& out) {
+          const std::vector<kvplan::calibration::ServingRun> runs = kvplan::calibration::read_serving_runs(paths, where);
+          plan::RunsDeploymentOptions o;
+          o.log = log;
+          o.model = model;
+          o.gpu = gpu;
+          o.engine = engine;
+          o.engine_version = engine_version;
+          o.tensor_parallel_size = tensor_parallel_size;
+          o.pipeline_parallel_size = pipeline_parallel_size;
+          const plan::RunsFit fit = plan::fit_runs(runs, plan::resolve_runs_deployment(runs, o));
+          nlohmann::json j = plan::runs_fit_json(fit);
+          j["profile"] = nullptr;
+          if (!out.empty()) {
+            kvplan::AtomicFile file(out);
+            file.stream() << kvplan::json_text_flat_arrays(plan::runs_profile_json(fit)) << "\n";
+            file.commit();
+            j["profile"] = out;
+          }
+          return kp::to_python(j);
+        },
+        py::arg("paths"), py::kw_only(), py::arg("gpu") = "", py::arg("model") = "", py::arg("engine") = "",
+        py::arg("engine_version") = "", py::arg("tensor_parallel_size") = 0, py::arg("pipeline_parallel_size") = 0,
+        py::arg("log") = "", py::arg("where") = std::vector<std::string>{}, py::arg("out") = "",
+        "Fit kvplan to your deployment's benchmark runs (`kvplan calibrate from-runs`): the dict its --json "
+        "prints (runs measured / before / after, shipped and fitted terms, errors), with 'profile' the path of "
+        "the 'fitted to your runs' profile written to `out` (None without out); use it as profile=PATH.");
 }

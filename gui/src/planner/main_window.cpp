@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include "fit_runs_dialog.h"
+
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
@@ -303,6 +305,14 @@ void MainWindow::build_menus() {
   file->addAction(QStringLiteral("Load model &config.json..."), this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Model config"), {}, QStringLiteral("Hugging Face config (*.json)"));
     if (!path.isEmpty()) inputs_.set_value("model", path.toStdString());
+  });
+  // Issue 25: the user's own benchmark runs become the step-time source (the report names it).
+  file->addAction(QStringLiteral("&Fit to my benchmark runs..."), this, [this] {
+    if (const std::optional<std::string> path = fit_runs_dialog(this, inputs_.scenario())) {
+      inputs_.set_value("profile", *path);
+      status_->setText(QStringLiteral("Step times: fitted to your runs (") + QString::fromStdString(*path) +
+                       QStringLiteral(")"));
+    }
   });
   file->addAction(QStringLiteral("&Export report..."), this, [this] {
     const QString base = QFileDialog::getSaveFileName(this, QStringLiteral("Export report (base name)"));

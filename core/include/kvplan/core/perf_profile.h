@@ -125,7 +125,8 @@ class PerfProfile {
   void set_gpu_id(std::string id) { gpu_id_ = std::move(id); }
   const ProfileBand& band() const { return band_; }
   void set_band(ProfileBand band) { band_ = std::move(band); }
-  // "published", "measured", "transferred", "datasheet", "ideal" or "mixed": the word answers carry.
+  // "published", "measured", "transferred", "datasheet", "fitted to your runs", "ideal" or "mixed":
+  // the word answers carry.
   std::string source_kind() const;
 
   // {"gpu": "h100-sxm", "classes": {"gemm": {"compute": {"e_max": .., "half_size": ..},
