@@ -43,6 +43,8 @@ std::string_view vision_kind_name(VisionKind kind) {
     case VisionKind::kSiglip: return "SigLIP";
     case VisionKind::kPixtral: return "Pixtral";
     case VisionKind::kLlama4: return "Llama-4 ViT";
+    case VisionKind::kQwen3Vl: return "Qwen3-VL ViT";
+    case VisionKind::kMoonVit: return "MoonViT";
   }
   return "?";
 }
@@ -72,17 +74,20 @@ const std::vector<std::pair<std::string, Parser>>& families() {
   static const std::vector<std::pair<std::string, Parser>> table = {
       {"deepseek_v2", internal::parse_deepseek},
       {"deepseek_v3", internal::parse_deepseek},
+      {"deepseek_v32", internal::parse_deepseek},
       {"falcon", internal::parse_falcon},
       {"gemma", internal::parse_gemma},
       {"gemma2", internal::parse_gemma2},
       {"gemma3", internal::parse_gemma3},
       {"gemma3_text", internal::parse_gemma3_text},
       {"glm4_moe", internal::parse_glm4_moe},
+      {"glm_moe_dsa", internal::parse_deepseek},
       {"gpt_oss", internal::parse_gpt_oss},
       {"granite", internal::parse_granite},
       {"granitemoe", internal::parse_granitemoe},
       {"jamba", internal::parse_jamba},
       {"kimi_k2", internal::parse_deepseek},
+      {"kimi_k25", internal::parse_kimi_k25},
       {"llama", parse_llama},
       {"llama4", internal::parse_llama4},
       {"llama4_text", internal::parse_llama4_text},
@@ -90,6 +95,7 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"mamba2", internal::parse_mamba2},
       {"minimax", internal::parse_minimax},
       {"minimax_m1", internal::parse_minimax},
+      {"minimax_m2", internal::parse_minimax_m2},
       {"minimax_text_01", internal::parse_minimax},
       {"mistral", parse_llama},
       {"mistral3", internal::parse_mistral3},
@@ -101,6 +107,10 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"qwen2_vl", internal::parse_qwen2_vl},
       {"qwen3", internal::parse_qwen3},
       {"qwen3_moe", internal::parse_qwen_moe},
+      {"qwen3_5", internal::parse_qwen3_5},
+      {"qwen3_5_moe", internal::parse_qwen3_5},
+      {"qwen3_5_moe_text", internal::parse_qwen3_5_text},
+      {"qwen3_5_text", internal::parse_qwen3_5_text},
       {"qwen3_next", internal::parse_qwen3_next},
       {"RefinedWeb", internal::parse_falcon},
       {"RefinedWebModel", internal::parse_falcon},
