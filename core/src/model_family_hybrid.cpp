@@ -55,7 +55,9 @@ void read_sparse_attention(const JsonFields& f, ModelConfig& m) {
   m.notes.push_back(fmt::format(
       "model '{}': DeepSeek sparse attention: every layer caches its MLA latent plus the lightning indexer's fp8 "
       "key ({} B + one fp32 scale per 128) per token; attention reads the top {} tokens. Cache layout as vLLM "
-      "(fp8_ds_mla + DeepseekV32IndexerCache) and SGLang (NSATokenToKVPool) allocate it",
+      "(fp8_ds_mla + DeepseekV32IndexerCache) and SGLang (NSATokenToKVPool) allocate it: an fp8 KV cache is the "
+      "packed latent with one fp32 scale per 128 elements, whatever --fp8-scales says; vLLM pages it in 64-token "
+      "blocks (FlashMLA sparse), so pass --block-size 64 to reproduce its block count",
       m.id, a.index_head_dim, a.index_topk));
 }
 

@@ -245,6 +245,19 @@ TEST(ParamCount, KimiK25IsKimiK2PlusMoonVit) {
   EXPECT_EQ(c.total() - c.vision, count_parameters(resolve_model("kimi-k2")).total());
 }
 
+TEST(ParamCount, Qwen3SmallTiedPresetsAreTheirCheckpointTotalsLessTheStoredHead) {
+  // Qwen3-0.6B: per layer q 2048*1024 + k, v 1024*1024 + o 1024*2048 + q/k norms 256 = 6,291,712,
+  //   MLP 3*1024*3072 = 9,437,184, norms 2,048 -> 15,730,944; 28 layers 440,466,432
+  //   + tied embedding 151936*1024 = 155,582,464 + final norm 1,024 = 596,049,920
+  EXPECT_EQ(count_parameters(resolve_model("qwen3-0.6b")).total(), 596049920);
+  // the checkpoint also stores lm_head: the HF total 751,632,384 counts the embedding twice
+  EXPECT_EQ(596049920 + int64_t{151936} * 1024, 751632384);
+  // Qwen3-1.7B: per layer 12,583,168 + 37,748,736 + 4,096 = 50,336,000; 28 layers 1,409,408,000
+  //   + 151936*2048 = 311,164,928 + 2,048 = 1,720,574,976; + the stored head = 2,031,739,904
+  EXPECT_EQ(count_parameters(resolve_model("qwen3-1.7b")).total(), 1720574976);
+  EXPECT_EQ(1720574976 + int64_t{151936} * 2048, 2031739904);
+}
+
 TEST(WeightBytes, Llama31_8bBf16Total) {
   // 2 B * 8,030,261,248
   EXPECT_EQ(weight_bytes_total(resolve_model("llama-3.1-8b"), WeightFormat{}), int64_t{2} * 8030261248);
