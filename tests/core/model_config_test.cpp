@@ -466,6 +466,21 @@ TEST(Issue24Families, SparseAttentionFieldsOutsideDsaFamiliesAreRefused) {
   expect_config_error(j, {"compress_ratios"});
 }
 
+TEST(Issue24Families, KnownButUnmodelledFamiliesAreRefusedWithTheirReason) {
+  json j = llama_json();
+  j["model_type"] = "deepseek_v4";
+  expect_config_error(j, {"deepseek_v4", "not supported yet", "compressed sparse attention"});
+  j["model_type"] = "kimi_k3";
+  expect_config_error(j, {"kimi_k3", "KDA"});
+  j["model_type"] = "nemotron_h";
+  try {
+    parse_model_config(j, "bad-model", ModelParseOptions{.allow_unknown_architecture = true});
+    FAIL() << "nemotron_h read as a generic decoder";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("hybrid_override_pattern"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Issue24Families, KimiK25RefusesAnUnknownQuantizationMethod) {
   json j = preset_json("kimi-k2.5");
   j["text_config"]["quantization_config"]["quant_method"] = "hqq";
