@@ -338,6 +338,46 @@ void print_fitted_source(const std::map<std::string, const Regime*>& chosen, con
   }
 }
 
+// --gpu h200: the H200 e2e file (aiconfigurator_silicon_e2e_h200.csv, mode=agg), every family
+// including those added in issue 24, simulated with the shipped defaults (nothing fitted: the
+// H100 half chose the terms). Errors per model and engine, and why each other row did not run.
+int validate_h200(const std::string& data) {
+  std::vector<ServingCase> cases;
+  try {
+    cases = kvplan::bench::read_aiconfigurator_e2e(data + "/measurements/aiconfigurator_silicon_e2e_h200.csv", "h200",
+                                                   true);
+    kvplan::bench::mark_inconsistent_runs(cases);
+  } catch (const kvplan::ConfigError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  fmt::print("kvplan_validate_serving --gpu h200: {} mode=agg rows of aiconfigurator_silicon_e2e_h200.csv (H200 SXM), "
+             "shipped defaults (serving terms fitted on the H100 file), client as given\n", cases.size());
+  std::vector<Result> results;
+  std::map<std::string, std::map<std::string, int>> skipped;  // model -> reason -> rows
+  for (const ServingCase& c : cases) {
+    if (!c.why_not.empty()) {
+      skipped[c.model][c.why_not] += 1;
+      continue;
+    }
+    Prediction p = simulate(c, Client::kAsGiven, std::nullopt);
+    if (!p.ok) {
+      skipped[c.model]["kvplan refuses the run: " + p.error.substr(0, 160)] += 1;
+      continue;
+    }
+    results.push_back({&c, p});
+  }
+  kvplan::bench::print_table("H200 rows, shipped defaults, by model", results,
+                             [](const ServingCase& c) { return c.memory_flags.at("model"); });
+  kvplan::bench::print_table("H200 rows, shipped defaults, by engine", results,
+                             [](const ServingCase& c) { return c.engine; });
+  fmt::print("\nRows not run, by model and reason:\n");
+  for (const auto& [model, reasons] : skipped) {
+    for (const auto& [why, n] : reasons) fmt::print("- {} ({} rows): {}\n", model, n, why);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -345,6 +385,7 @@ int main(int argc, char** argv) {
   std::string csv_path;
   bool print_rows = false;
   bool write_band_flag = false;
+  std::string gpu_flag;
   bool fit_overheads_flag = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -356,12 +397,20 @@ int main(int argc, char** argv) {
     else if (a == "--fit-overheads") fit_overheads_flag = true;
     else if (a == "--split-prefill-factor") g_split_prefill = true;
     else if (a == "--trtllm-aic-schedule") g_trtllm_aic = true;
+    else if (a == "--gpu" && i + 1 < argc) gpu_flag = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--profile P] [--write-band] "
-                   "[--fit-overheads] [--split-prefill-factor] [--trtllm-aic-schedule]\n");
+                   "[--fit-overheads] [--split-prefill-factor] [--trtllm-aic-schedule] [--gpu h200]\n");
       return 2;
     }
+  }
+  if (!gpu_flag.empty()) {
+    if (gpu_flag != "h200") {
+      std::fprintf(stderr, "kvplan_validate_serving: --gpu %s: only h200 has a second e2e file\n", gpu_flag.c_str());
+      return 2;
+    }
+    return validate_h200(data);
   }
   if (write_band_flag && (g_split_prefill || g_trtllm_aic)) {
     std::fprintf(stderr, "kvplan_validate_serving: --write-band writes the shipped terms' band; drop %s\n",

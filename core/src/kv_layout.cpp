@@ -263,6 +263,22 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
           bytes16 += vector_bytes_16bit(v);
           if (s.kv_dtype == DType::kInt2 && v.is_key) key_meta_per_group += kivi_key_meta_per_group(v);
         }
+        if (layer.kind == LayerKind::kMla && m.mla.index_head_dim > 0) {
+          // DeepSeek sparse attention: both engines page the latent and the indexer key cache
+          // with one block table (vLLM UniformTypeKVCacheSpecs; SGLang NSATokenToKVPool), so
+          // they are one group here. fp8 latent: vLLM's fp8_ds_mla / SGLang's NSA fp8 layout,
+          // r fp8 NoPE + one fp32 scale per 128 + R bf16 RoPE (656 B for r 512, R 64); 16-bit:
+          // (r + R) * 2. Indexer key: index_head_dim fp8 + one fp32 scale per 128 (132 B),
+          // whatever the latent's dtype.
+          const MlaShape& a = m.mla;
+          const int64_t latent = is_fp8(s.kv_dtype)
+                                     ? a.kv_lora_rank + a.kv_lora_rank / 128 * 4 + int64_t{2} * a.qk_rope_head_dim
+                                     : int64_t{2} * (a.kv_lora_rank + a.qk_rope_head_dim);
+          g.indexer_bytes_per_token = a.index_head_dim + a.index_head_dim / 128 * 4;
+          per_token = latent + g.indexer_bytes_per_token;
+          bytes16 = per_token;
+          g.name = "mla+dsa_indexer";
+        }
         g.elements_per_token = static_cast<int>(elements);
         g.bytes_per_token = static_cast<double>(per_token) +
                             static_cast<double>(key_meta_per_group) / s.quant_group_size;
@@ -271,7 +287,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
           g.kivi_token_bytes = per_token;
           g.kivi_key_group_bytes = key_meta_per_group;
         }
-        if (is_fp8(s.kv_dtype)) {
+        if (is_fp8(s.kv_dtype) && !(layer.kind == LayerKind::kMla && m.mla.index_head_dim > 0)) {
           int vectors = layer.kind == LayerKind::kMla && s.mla_expanded_head_dim == 0 ? 1 : 2;
           g.fixed_bytes = kFp8ScaleBytes * vectors * (s.fp8_scales == Fp8Scales::kPerHead ? heads : 1);
         }

@@ -107,6 +107,18 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
           fmt::format("must divide num_attention_heads={} of model '{}'", m.mla.num_heads, m.id));
     }
     if (s.low_rank > 0) bad("low-rank", std::to_string(s.low_rank), "does not apply to MLA, whose cache is already a latent");
+    // DeepSeek sparse attention: the engines allocate a 16-bit latent or the packed fp8_ds_mla one
+    // (kv_layout.cpp); other cache schemes have no DSA layout in any engine kvplan models.
+    if (m.mla.index_topk > 0) {
+      if (s.kv_dtype != DType::kBF16 && s.kv_dtype != DType::kF16 && s.kv_dtype != DType::kFp8E4M3) {
+        bad("kv-dtype", std::string(dtype_name(s.kv_dtype)),
+            fmt::format("must be bf16, fp16 or fp8 (e4m3) for the sparse-attention (DSA) model '{}'", m.id));
+      }
+      if (s.eviction != Eviction::kNone || s.mla_expanded_head_dim > 0 || s.cross_layer_share > 1) {
+        bad("kv-scheme", "eviction / expanded MLA / cross-layer sharing",
+            fmt::format("does not apply to the sparse-attention (DSA) model '{}'", m.id));
+      }
+    }
   }
   if (count(LayerKind::kMamba2) > 0 && m.mamba.num_heads % tp != 0) {
     bad("tensor-parallel-size", std::to_string(tp),

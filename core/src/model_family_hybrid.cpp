@@ -13,6 +13,73 @@ namespace kvplan::internal {
 
 using nlohmann::json;
 
+namespace {
+
+// DeepSeek sparse attention (deepseek_v32, glm_moe_dsa): the lightning indexer's shape. Any other
+// MLA family that carries indexer or compressed-attention keys is refused, naming the key: it is
+// a layout kvplan would otherwise cost as dense MLA.
+void read_sparse_attention(const JsonFields& f, ModelConfig& m) {
+  const bool dsa = m.model_type == "deepseek_v32" || m.model_type == "glm_moe_dsa";
+  for (const char* key : {"index_topk", "index_n_heads", "index_head_dim"}) {
+    if (!dsa && f.has(key)) {
+      f.fail(key, json_value_text(f.raw(key)),
+             fmt::format("is a sparse-attention (DSA) field that model_type={} does not define; kvplan would cost "
+                         "the layers as dense MLA, so it refuses (DSA is read for deepseek_v32 and glm_moe_dsa)",
+                         m.model_type));
+    }
+  }
+  // DeepSeek-V4's compressed attention (CSA/HCA) and GLM-5.2's indexer every 4th layer change the
+  // cache layout and the cost; kvplan does not model them yet.
+  for (const char* key : {"compress_ratios", "index_topk_freq"}) {
+    if (f.has(key) && !(std::string(key) == "index_topk_freq" && f.raw(key) == 1)) {
+      f.fail(key, json_value_text(f.raw(key)),
+             "is not understood by kvplan (compressed or interleaved sparse attention); refused rather than "
+             "costed as every-layer DSA");
+    }
+  }
+  if (!dsa) return;
+  MlaShape& a = m.mla;
+  a.index_num_heads = f.positive_int("index_n_heads");
+  a.index_head_dim = f.positive_int("index_head_dim");
+  a.index_topk = f.positive_int("index_topk");
+  if (a.q_lora_rank == 0) f.fail("q_lora_rank", "0", "must be positive: the DSA indexer projects its queries from the q latent");
+  if (a.index_head_dim % 128 != 0) {
+    f.fail("index_head_dim", std::to_string(a.index_head_dim),
+           "must be a multiple of 128 (the indexer key cache stores one fp32 scale per 128 fp8 elements)");
+  }
+  if (a.index_head_dim < a.qk_rope_head_dim) {
+    f.fail("index_head_dim", std::to_string(a.index_head_dim),
+           fmt::format("must be at least qk_rope_head_dim={} (the indexer applies RoPE to its first dims)",
+                       a.qk_rope_head_dim));
+  }
+  m.notes.push_back(fmt::format(
+      "model '{}': DeepSeek sparse attention: every layer caches its MLA latent plus the lightning indexer's fp8 "
+      "key ({} B + one fp32 scale per 128) per token; attention reads the top {} tokens. Cache layout as vLLM "
+      "(fp8_ds_mla + DeepseekV32IndexerCache) and SGLang (NSATokenToKVPool) allocate it: an fp8 KV cache is the "
+      "packed latent with one fp32 scale per 128 elements, whatever --fp8-scales says; vLLM pages it in 64-token "
+      "blocks (FlashMLA sparse), so pass --block-size 64 to reproduce its block count",
+      m.id, a.index_head_dim, a.index_topk));
+}
+
+// Gated DeltaNet shapes (Qwen3-Next, Qwen3.5) and the layer pattern: layer_types if given, else
+// full attention every full_attention_interval-th layer.
+void read_gated_deltanet(const JsonFields& f, ModelConfig& m) {
+  LinearAttentionShape& s = m.linear;
+  s.num_key_heads = f.positive_int("linear_num_key_heads");
+  s.num_value_heads = f.positive_int("linear_num_value_heads");
+  s.key_head_dim = f.positive_int("linear_key_head_dim");
+  s.value_head_dim = f.positive_int("linear_value_head_dim");
+  s.conv_kernel = f.positive_int("linear_conv_kernel_dim");
+  if (apply_layer_types(f, m, 0, 0)) return;
+  const int interval = f.positive_int_or("full_attention_interval", 4);
+  for (int i = 0; i < m.num_layers(); ++i) {
+    m.layers[static_cast<size_t>(i)].kind =
+        (i + 1) % interval == 0 ? LayerKind::kFullAttention : LayerKind::kLinearAttention;
+  }
+}
+
+}  // namespace
+
 ModelConfig parse_deepseek(const JsonFields& f, ModelConfig m) {
   read_common(f, m);
   MlaShape& a = m.mla;
@@ -50,6 +117,7 @@ ModelConfig parse_deepseek(const JsonFields& f, ModelConfig m) {
     l.mlp.router_bias = router_bias;
   }
   read_mtp_layers(f, m);
+  read_sparse_attention(f, m);
   return m;
 }
 
@@ -141,19 +209,7 @@ ModelConfig parse_qwen3_next(const JsonFields& f, ModelConfig m) {
   m.attention.output_gate = true;
   m.attention.qk_norm = true;
   m.tie_word_embeddings = f.bool_or("tie_word_embeddings", false);
-  LinearAttentionShape& s = m.linear;
-  s.num_key_heads = f.positive_int("linear_num_key_heads");
-  s.num_value_heads = f.positive_int("linear_num_value_heads");
-  s.key_head_dim = f.positive_int("linear_key_head_dim");
-  s.value_head_dim = f.positive_int("linear_value_head_dim");
-  s.conv_kernel = f.positive_int("linear_conv_kernel_dim");
-  if (!apply_layer_types(f, m, 0, 0)) {
-    int interval = f.positive_int_or("full_attention_interval", 4);
-    for (int i = 0; i < m.num_layers(); ++i) {
-      m.layers[static_cast<size_t>(i)].kind =
-          (i + 1) % interval == 0 ? LayerKind::kFullAttention : LayerKind::kLinearAttention;
-    }
-  }
+  read_gated_deltanet(f, m);
   for (LayerSpec& l : m.layers) l.mlp.intermediate_size = f.positive_int_or("intermediate_size", 0);
   apply_qwen_moe(f, m);
   return m;
@@ -189,13 +245,120 @@ ModelConfig parse_minimax(const JsonFields& f, ModelConfig m) {
   const int width = f.positive_int("intermediate_size");
   const int shared = f.non_negative_int_or("shared_intermediate_size", 0);
   for (LayerSpec& l : m.layers) {
-    l.mlp = MlpShape{};
-    l.mlp.kind = MlpKind::kMoe;
-    l.mlp.num_experts = experts;
-    l.mlp.experts_per_token = top_k;
-    l.mlp.expert_intermediate_size = width;
+    set_moe(l.mlp, experts, top_k, width);
     l.mlp.shared_intermediate_size = shared;
     l.mlp.num_shared_experts = shared > 0 ? 1 : 0;
+  }
+  return m;
+}
+
+}  // namespace kvplan::internal
+
+namespace kvplan::internal {
+
+// MiniMax-M2 / M2.1 / M2.5 / M2.7 (vLLM minimax_m2.py, MiniMaxM2ForCausalLM): softmax GQA on every
+// layer with partial RoPE (rotary_dim) and q/k RMSNorms over the full projected width, and a
+// routed MoE of num_local_experts experts with a sigmoid router and its correction bias
+// (use_routing_bias). The MTP modules the config describes are not loaded for plain serving.
+ModelConfig parse_minimax_m2(const JsonFields& f, ModelConfig m) {
+  read_common(f, m);
+  read_attention(f, m, false);
+  m.tie_word_embeddings = f.bool_or("tie_word_embeddings", false);
+  if (f.has("rotary_dim")) m.rotary_dim = f.positive_int("rotary_dim");
+  if (m.rotary_dim > m.attention.head_dim) {
+    f.fail("rotary_dim", std::to_string(m.rotary_dim), fmt::format("must not exceed head_dim={}", m.attention.head_dim));
+  }
+  if (f.bool_or("use_qk_norm", false)) {
+    const std::string norm = f.string_or("qk_norm_type", "per_layer");
+    if (norm != "per_layer") {
+      f.fail("qk_norm_type", norm, "must be per_layer (the only q/k norm layout kvplan enumerates for minimax_m2)");
+    }
+    m.attention.qk_norm_full_width = true;
+  }
+  if (f.has("sliding_window") && !f.raw("sliding_window").is_null()) {
+    f.fail("sliding_window", json_value_text(f.raw("sliding_window")),
+           "must be null: minimax_m2 has no windowed layers kvplan knows of");
+  }
+  // attn_type_list: 1 = softmax attention on every MiniMax-M2 layer; a 0 (lightning attention in
+  // MiniMax-M1) is not part of this architecture, so it is refused rather than guessed.
+  if (f.has("attn_type_list")) {
+    const std::vector<int> types = int_list(f, "attn_type_list");
+    if (static_cast<int>(types.size()) != m.num_layers()) {
+      f.fail("attn_type_list", fmt::format("{} entries", types.size()), fmt::format("must list {} layers", m.num_layers()));
+    }
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] != 1) {
+        f.fail(fmt::format("attn_type_list[{}]", i), std::to_string(types[i]),
+               "must be 1 (softmax attention): minimax_m2 layers of another attention type are not understood");
+      }
+    }
+  }
+  if (f.non_negative_int_or("shared_intermediate_size", 0) != 0) {
+    f.fail("shared_intermediate_size", std::to_string(f.positive_int("shared_intermediate_size")),
+           "must be 0: minimax_m2 has no shared expert kvplan knows the layout of");
+  }
+  const int experts = f.positive_int("num_local_experts");
+  const int top_k = f.positive_int("num_experts_per_tok");
+  if (top_k > experts) f.fail("num_experts_per_tok", std::to_string(top_k), "must not exceed num_local_experts");
+  const int width = f.positive_int("intermediate_size");
+  const bool router_bias = f.bool_or("use_routing_bias", false);
+  for (LayerSpec& l : m.layers) {
+    l.kind = LayerKind::kFullAttention;
+    set_moe(l.mlp, experts, top_k, width);
+    l.mlp.router_bias = router_bias;
+  }
+  if (f.bool_or("use_mtp", false) || f.non_negative_int_or("num_mtp_modules", 0) > 0) {
+    m.num_mtp_layers = f.non_negative_int_or("num_mtp_modules", 0) * f.positive_int_or("mtp_transformer_layers", 1);
+    m.notes.push_back(fmt::format(
+        "model '{}': the {} multi-token-prediction module(s) the config describes are not counted (serving "
+        "engines load them only for speculative decoding)",
+        m.id, f.non_negative_int_or("num_mtp_modules", 0)));
+  }
+  return m;
+}
+
+// Qwen3.5 language model (qwen3_5_moe_text / qwen3_5_text, transformers Qwen3_5*TextModel): the
+// Qwen3-Next hybrid of Gated DeltaNet and gated full attention (layer_types), with MoE
+// (qwen3_5_moe) or a dense MLP (qwen3_5). RoPE settings sit in rope_parameters.
+ModelConfig parse_qwen3_5_text(const JsonFields& f, ModelConfig m) {
+  read_common(f, m);
+  read_attention(f, m, false, false);
+  if (!f.bool_or("attn_output_gate", true)) {
+    f.fail("attn_output_gate", "false", "must be true: Qwen3.5 full-attention layers gate their output");
+  }
+  m.attention.output_gate = true;
+  m.attention.qk_norm = true;
+  if (f.has("rope_parameters") && f.raw("rope_parameters").is_object()) {
+    const json& r = f.raw("rope_parameters");
+    if (r.contains("partial_rotary_factor") && r["partial_rotary_factor"].is_number()) {
+      const double partial = r["partial_rotary_factor"].get<double>();
+      if (partial <= 0 || partial > 1) f.fail("rope_parameters.partial_rotary_factor", fmt::format("{}", partial), "must be in (0, 1]");
+      m.rotary_dim = static_cast<int>(std::lround(m.attention.head_dim * partial));
+    }
+  }
+  m.tie_word_embeddings = f.bool_or("tie_word_embeddings", false);
+  read_gated_deltanet(f, m);
+  require_divides(f, "linear_num_key_heads", m.linear.num_key_heads, "linear_num_value_heads", m.linear.num_value_heads);
+  for (const LayerSpec& l : m.layers) {
+    if (l.kind != LayerKind::kFullAttention && l.kind != LayerKind::kLinearAttention) {
+      f.fail("layer_types", std::string(layer_kind_name(l.kind)),
+             "must list only full_attention and linear_attention for Qwen3.5");
+    }
+  }
+  const bool moe = f.has("num_experts");
+  set_dense_mlp(m, f.positive_int_or("intermediate_size", 0));
+  if (moe) {
+    apply_qwen_moe(f, m);
+  } else if (f.positive_int_or("intermediate_size", 0) == 0) {
+    f.fail("intermediate_size", "missing", "is required for the dense Qwen3.5 (no num_experts)");
+  }
+  const int mtp = f.non_negative_int_or("mtp_num_hidden_layers", 0);
+  if (mtp > 0) {
+    m.num_mtp_layers = mtp;
+    m.notes.push_back(fmt::format(
+        "model '{}': the {} multi-token-prediction layer(s) (mtp_num_hidden_layers) are not counted (serving "
+        "engines load them only for speculative decoding)",
+        m.id, mtp));
   }
   return m;
 }

@@ -12,14 +12,6 @@ namespace kvplan::internal {
 
 namespace {
 
-void set_moe(MlpShape& mlp, int experts, int top_k, int width) {
-  mlp = MlpShape{};
-  mlp.kind = MlpKind::kMoe;
-  mlp.num_experts = experts;
-  mlp.experts_per_token = top_k;
-  mlp.expert_intermediate_size = width;
-}
-
 void check_top_k(const JsonFields& f, std::string_view key, int top_k, int experts) {
   if (top_k > experts) {
     f.fail(key, std::to_string(top_k), fmt::format("must not exceed the {} experts", experts));

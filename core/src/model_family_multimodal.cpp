@@ -47,6 +47,15 @@ ModelConfig text_model(const JsonFields& f, const ModelConfig& outer, const json
   return adopt(parse(t, std::move(inner)), outer);
 }
 
+// A wrapper's language model from text_config, keeping the wrapper's model_type and repo ids.
+ModelConfig wrapped_text_model(const JsonFields& f, const ModelConfig& outer, const json& text,
+                               ModelConfig (*parse)(const JsonFields&, ModelConfig), const std::string& text_type) {
+  ModelConfig m = text_model(f, outer, text, parse, text_type);
+  m.model_type = outer.model_type;
+  m.hf_repos = outer.hf_repos;
+  return m;
+}
+
 ModelConfig parse_qwen2_text(const JsonFields& f, ModelConfig m) { return parse_llama_like(f, std::move(m), true); }
 ModelConfig parse_mistral_text(const JsonFields& f, ModelConfig m) { return parse_llama_like(f, std::move(m), false); }
 
@@ -194,6 +203,87 @@ ModelConfig parse_llava(const JsonFields& f, ModelConfig m) {
   read_pixtral(v, m.vision);
   m.vision.projector_bias = f.bool_or("multimodal_projector_bias", true);
   m.vision.out_hidden_size = m.hidden_size;
+  return m;
+}
+
+// Qwen3.5 (qwen3_5_moe, qwen3_5): the Qwen3.5 language model in text_config (a Gated DeltaNet +
+// gated attention hybrid, model_family_hybrid.cpp) and the Qwen3-VL ViT in vision_config.
+ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m) {
+  json text = text_config(f, json::object());
+  const std::string want = m.model_type + "_text";
+  const std::string text_type = text.value("model_type", want);
+  if (text_type != want) f.fail("text_config.model_type", text_type, fmt::format("must be {} for model_type {}", want, m.model_type));
+  if (f.has("tie_word_embeddings") && !text.contains("tie_word_embeddings")) text["tie_word_embeddings"] = f.raw("tie_word_embeddings");
+  m = wrapped_text_model(f, m, text, parse_qwen3_5_text, text_type);
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  VisionShape& s = m.vision;
+  s.kind = VisionKind::kQwen3Vl;
+  s.num_layers = v.positive_int("depth");
+  s.hidden_size = v.positive_int("hidden_size");
+  s.intermediate_size = v.positive_int("intermediate_size");
+  s.num_heads = v.positive_int("num_heads");
+  s.patch_size = v.positive_int("patch_size");
+  s.temporal_patch_size = v.positive_int_or("temporal_patch_size", 2);
+  s.in_channels = v.positive_int_or("in_channels", 3);
+  s.spatial_merge_size = v.positive_int_or("spatial_merge_size", 2);
+  s.out_hidden_size = v.positive_int("out_hidden_size");
+  s.num_position_embeddings = v.positive_int("num_position_embeddings");
+  s.deepstack_mergers = static_cast<int>(int_list(v, "deepstack_visual_indexes").size());
+  const std::string act = v.string_or("hidden_act", "gelu_pytorch_tanh");
+  if (act.rfind("gelu", 0) != 0) v.fail("hidden_act", act, "must be a GELU: the Qwen3-VL encoder MLP kvplan enumerates is fc1-GELU-fc2");
+  if (s.out_hidden_size != m.hidden_size) {
+    v.fail("out_hidden_size", std::to_string(s.out_hidden_size),
+           fmt::format("must equal the language model's hidden_size={}", m.hidden_size));
+  }
+  return m;
+}
+
+// Kimi-K2.5 (kimi_k25): the DeepSeek-V3 language model (kimi_k2) in text_config, with its own
+// quantization_config (int4 compressed-tensors experts), and the MoonViT encoder (vision_tower.*)
+// with its patch-merger projector (mm_projector.*) in vision_config.
+ModelConfig parse_kimi_k25(const JsonFields& f, ModelConfig m) {
+  json text = text_config(f, json::object());
+  const std::string text_type = text.value("model_type", std::string("kimi_k2"));
+  if (text_type != "kimi_k2" && text_type != "deepseek_v3") {
+    f.fail("text_config.model_type", text_type, "must be kimi_k2 or deepseek_v3 for a Kimi-K2.5 checkpoint");
+  }
+  JsonFields t(text, f.what() + " text_config");
+  m = wrapped_text_model(f, m, text, parse_deepseek, text_type);
+  read_quantization(t, m);
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  VisionShape& s = m.vision;
+  s.kind = VisionKind::kMoonVit;
+  s.hidden_size = v.positive_int("vt_hidden_size");
+  s.intermediate_size = v.positive_int("vt_intermediate_size");
+  s.num_layers = v.positive_int("vt_num_hidden_layers");
+  s.num_heads = v.positive_int("vt_num_attention_heads");
+  s.patch_size = v.positive_int("patch_size");
+  s.image_size = v.positive_int_or("init_pos_emb_height", 64);
+  if (v.positive_int_or("init_pos_emb_width", 64) != s.image_size) {
+    v.fail("init_pos_emb_width", std::to_string(v.positive_int("init_pos_emb_width")),
+           fmt::format("must equal init_pos_emb_height={} (the square position grid kvplan enumerates)", s.image_size));
+  }
+  const std::string pos = v.string_or("pos_emb_type", "divided_fixed");
+  if (pos != "divided_fixed") v.fail("pos_emb_type", pos, "must be divided_fixed (learned 2D grid + fixed temporal table)");
+  const std::string projector = v.string_or("mm_projector_type", "patchmerger");
+  if (projector != "patchmerger") v.fail("mm_projector_type", projector, "must be patchmerger");
+  const json merge = v.has("merge_kernel_size") ? v.raw("merge_kernel_size") : json::array({2, 2});
+  if (!merge.is_array() || merge.size() != 2 || !merge[0].is_number_integer() || merge[0] != merge[1] ||
+      merge[0].get<int>() <= 0) {
+    v.fail("merge_kernel_size", json_value_text(merge), "must be a square kernel [k, k]");
+  }
+  s.spatial_merge_size = merge[0].get<int>();
+  const int mm_hidden = v.positive_int_or("mm_hidden_size", s.hidden_size);
+  if (mm_hidden != s.hidden_size) {
+    v.fail("mm_hidden_size", std::to_string(mm_hidden), fmt::format("must equal vt_hidden_size={}", s.hidden_size));
+  }
+  s.out_hidden_size = v.positive_int_or("text_hidden_size", m.hidden_size);
+  if (s.out_hidden_size != m.hidden_size) {
+    v.fail("text_hidden_size", std::to_string(s.out_hidden_size),
+           fmt::format("must equal the language model's hidden_size={}", m.hidden_size));
+  }
   return m;
 }
 

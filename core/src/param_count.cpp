@@ -47,7 +47,13 @@ ModuleNames names_for(const ModelConfig& m) {
     n.experts = "block_sparse_moe.experts.0";
     n.shared = "block_sparse_moe.shared_experts";
   }
-  if (t == "qwen2_moe" || t == "qwen3_moe" || t == "qwen3_next") n.shared = "mlp.shared_expert";
+  if (t == "minimax_m2") {
+    n.experts = "block_sparse_moe.experts.0";
+    n.shared = "block_sparse_moe.shared_experts";
+  }
+  if (t == "qwen2_moe" || t == "qwen3_moe" || t == "qwen3_next" || t.rfind("qwen3_5", 0) == 0) n.shared = "mlp.shared_expert";
+  if (t == "qwen3_5" || t == "qwen3_5_moe") n.layers = "model.language_model.layers";
+  if (t == "kimi_k25") n.layers = "language_model.model.layers";
   if (t == "llama4" || t == "llama4_text") {
     n.mlp = "feed_forward";
     n.experts = "feed_forward.experts";
@@ -99,7 +105,11 @@ class TensorList {
     linear(Part::kAttention, mod, "self_attn.v_proj", hkv * a.v_head_dim, h, a.qkv_bias);
     linear(Part::kAttention, mod, "self_attn.o_proj", h, hq * a.v_head_dim, false);
     if (a.o_bias) vec(Part::kAttention, h);
-    if (a.qk_norm) {
+    if (a.qk_norm_full_width) {
+      // MiniMax-M2: q_norm over all query heads, k_norm over all KV heads (sharded with them)
+      vec(Part::kAttention, hq * a.head_dim);
+      vec(Part::kAttention, hkv * a.head_dim);
+    } else if (a.qk_norm) {
       vec(Part::kAttention, a.head_dim);
       vec(Part::kAttention, a.head_dim);
     }
@@ -124,6 +134,17 @@ class TensorList {
     linear(Part::kAttention, mod, "self_attn.kv_b_proj", heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
            false);
     linear(Part::kAttention, mod, "self_attn.o_proj", h, heads * a.v_head_dim, false);
+    if (a.index_head_dim > 0) {
+      // DSA lightning indexer (vLLM deepseek_v2.py Indexer), replicated on every rank: wq_b from the
+      // q latent and wk from the hidden state (linear layers a checkpoint may quantize), k_norm a
+      // LayerNorm (weight + bias), weights_proj the per-head weights (kept 16-bit, as vLLM builds it
+      // without a quantization config).
+      const int64_t hi = a.index_num_heads, di = a.index_head_dim;
+      linear(Part::kAttention, mod, "self_attn.indexer.wq_b", hi * di, a.q_lora_rank, false);
+      linear(Part::kAttention, mod, "self_attn.indexer.wk", di, h, false);
+      vec(Part::kAttention, 2 * di);
+      mat(Part::kAttention, hi, h);
+    }
   }
 
   void mamba1() {
@@ -303,6 +324,48 @@ class TensorList {
         // Gemma-3 multimodal projector: mm_input_projection_weight [H, text] + mm_soft_emb_norm
         add({Part::kVision, H, v.out_hidden_size, Module::kNone, -1, "", 1});
         v1(H);
+        return;
+      }
+      case VisionKind::kQwen3Vl: {
+        // Qwen3-VL / Qwen3.5 ViT (transformers Qwen3VLVisionModel): patch_embed Conv3d with bias,
+        // a learned pos_embed table, LayerNorm blocks with qkv/proj and linear_fc1/fc2 (all with
+        // bias), a merger (LayerNorm over H, fc1 [H·m², H·m²], fc2 [out, H·m²]), and one
+        // deepstack merger per deepstack_visual_indexes entry (its LayerNorm over H·m²).
+        const int64_t merged = H * v.spatial_merge_size * v.spatial_merge_size;
+        lin(H, static_cast<int64_t>(v.in_channels) * v.temporal_patch_size * v.patch_size * v.patch_size, true);
+        add({Part::kVision, v.num_position_embeddings, H, Module::kNone, -1, "", 1});
+        v1(4 * H, L);            // norm1, norm2 (weight + bias)
+        lin(3 * H, H, true, L);  // attn.qkv
+        lin(H, H, true, L);      // attn.proj
+        lin(I, H, true, L);      // mlp.linear_fc1
+        lin(H, I, true, L);      // mlp.linear_fc2
+        v1(2 * H);               // merger.norm
+        lin(merged, merged, true);
+        lin(v.out_hidden_size, merged, true);
+        for (int i = 0; i < v.deepstack_mergers; ++i) {
+          v1(2 * merged);
+          lin(merged, merged, true);
+          lin(v.out_hidden_size, merged, true);
+        }
+        return;
+      }
+      case VisionKind::kMoonVit: {
+        // Kimi-K2.5 MoonViT (vision_tower.*): patch_embed.proj Conv2d with bias, pos_emb.weight
+        // [grid, grid, H] (the temporal table is fixed sin-cos, not stored), blocks with norm0/norm1
+        // LayerNorms, wqkv and wo with bias, mlp.fc0/fc1 with bias, encoder.final_layernorm; then
+        // mm_projector: pre_norm LayerNorm(H), proj.0 [H·m², H·m²] and proj.2 [text, H·m²], with bias.
+        const int64_t merged = H * v.spatial_merge_size * v.spatial_merge_size;
+        lin(H, static_cast<int64_t>(v.in_channels) * v.patch_size * v.patch_size, true);
+        add({Part::kVision, static_cast<int64_t>(v.image_size) * v.image_size, H, Module::kNone, -1, "", 1});
+        v1(4 * H, L);            // norm0, norm1 (weight + bias)
+        lin(3 * H, H, true, L);  // wqkv
+        lin(H, H, true, L);      // wo
+        lin(I, H, true, L);      // mlp.fc0
+        lin(H, I, true, L);      // mlp.fc1
+        v1(2 * H);               // encoder.final_layernorm
+        v1(2 * H);               // mm_projector.pre_norm
+        lin(merged, merged, true);
+        lin(v.out_hidden_size, merged, true);
         return;
       }
       case VisionKind::kPixtral: {

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/core/error.h"
+
 namespace kvplan {
 
 namespace {
@@ -571,6 +573,15 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
 StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
                                StepOpsOptions options)
     : model_(&model), layout_(&layout), parallel_(parallel), options_(std::move(options)) {
+  if (model.mla.index_topk > 0) {
+    // The indexer pass over every cached token and the top-k sparse attention have no operators
+    // yet (issue 24 item 3); costing them as dense MLA would be a silent wrong answer.
+    throw ConfigError(fmt::format(
+        "model '{}': DeepSeek sparse attention (index_topk={}) has no step-cost operators in kvplan yet; "
+        "memory and KV capacity answers work, step times (simulate, capacity, plan) are refused rather than "
+        "costed as dense MLA",
+        model.id, model.mla.index_topk));
+  }
   const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
                                                    options_.pipeline_stage);
   // Layer types: consecutive or not, layers with the same key share one op list.

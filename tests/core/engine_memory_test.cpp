@@ -7,6 +7,7 @@
 
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
 
 namespace kvplan {
@@ -337,6 +338,69 @@ TEST_F(Llama8bOnH100, FitDistributionIsCappedAtMaxModelLen) {
   // capped to 512 tokens = 32 blocks * 2,097,152
   EXPECT_EQ(fit.p99_tokens, 512);
   EXPECT_EQ(fit.p99_request_bytes, int64_t{32} * 2097152);
+}
+
+}  // namespace
+}  // namespace kvplan
+
+namespace kvplan {
+namespace {
+
+// Issue 24: a memory answer for each new family on the GPUs people deploy it on.
+struct Deployment {
+  const char* model;
+  const char* gpu;
+  int tp;
+  DType kv_dtype;
+  int block;
+  int64_t block_bytes;  // hand-computed: one block across every KV layer of one GPU
+};
+
+TEST(Issue24Deployments, VllmMemoryAnswersOnTheirGpus) {
+  const Deployment cases[] = {
+      // 62 layers * 2 KV heads per GPU (8 / tp 4) * 2 * 128 * 2 B = 63,488 B/token; x16
+      {"minimax-m2.5", "h200", 4, DType::kBF16, 16, int64_t{16} * 63488},
+      // 15 full layers * 1 replicated KV head (2 < tp 8) * 2 * 256 * 2 B = 15,360 B/token; x16
+      {"qwen3.5-397b-a17b", "h200", 8, DType::kBF16, 16, int64_t{16} * 15360},
+      // 61 layers * (656 fp8_ds_mla + 132 indexer) = 48,068 B/token, replicated; x64 (FlashMLA sparse)
+      {"deepseek-v3.2", "h200", 8, DType::kFp8E4M3, 64, int64_t{64} * 48068},
+      // 78 layers * 788 = 61,464 B/token; x64
+      {"glm-5-fp8", "b200", 8, DType::kFp8E4M3, 64, int64_t{64} * 61464},
+      // 61 layers * 1,152 B (bf16 latent, replicated); x16
+      {"kimi-k2.5", "h200", 8, DType::kBF16, 16, int64_t{16} * 70272},
+  };
+  for (const Deployment& d : cases) {
+    ModelConfig m = resolve_model(d.model);
+    KvScheme s;
+    s.kv_dtype = d.kv_dtype;
+    s.tokens_per_block = d.block;
+    Parallelism p{.tensor_parallel = d.tp};
+    ServingConfig cfg;
+    cfg.max_model_len = 32768;
+    cfg.weights = WeightFormat{DType::kBF16, m.quantization};  // the checkpoint's quantization_config
+    MemoryPlan plan = plan_memory(m, resolve_gpu(d.gpu), s, p, cfg);
+    EXPECT_TRUE(plan.fits) << d.model;
+    EXPECT_EQ(plan.block_bytes, d.block_bytes) << d.model;
+    EXPECT_EQ(plan.num_blocks, plan.kv_budget_bytes / d.block_bytes) << d.model;
+    EXPECT_EQ(plan.kv_cache_tokens, plan.num_blocks * d.block) << d.model;
+    EXPECT_GE(plan.term("weights"), weight_bytes_per_gpu(m, cfg.weights, p)) << d.model;
+    EXPECT_GT(plan.kv_cache_tokens, 32768) << d.model;  // at least one full request fits
+  }
+}
+
+TEST(Issue24Deployments, SglangDsaPoolCountsTheIndexer) {
+  ModelConfig m = resolve_model("deepseek-v3.2");
+  KvScheme s;
+  s.kv_dtype = DType::kFp8E4M3;
+  ServingConfig cfg;
+  cfg.engine = Engine::kSglang;
+  cfg.max_model_len = 32768;
+  cfg.weights = WeightFormat{DType::kBF16, m.quantization};
+  MemoryPlan plan = plan_memory(m, resolve_gpu("h200"), s, Parallelism{.tensor_parallel = 8}, cfg);
+  EXPECT_TRUE(plan.fits);
+  // NSATokenToKVPool: 656 B of latent + 132 B of indexer key per token per layer, 61 layers
+  EXPECT_EQ(plan.block_bytes, 48068);
+  EXPECT_EQ(plan.kv_cache_tokens, plan.kv_budget_bytes / 48068);
 }
 
 }  // namespace

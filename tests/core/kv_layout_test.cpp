@@ -58,6 +58,74 @@ TEST(KvBytesPerToken, Bf16Qwen3NextOnlyFullAttentionLayers) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Families added for issue 24: a worked KV-bytes-per-token example for each.
+
+TEST(KvBytesPerToken, MiniMaxM25FullAttentionEveryLayer) {
+  ModelConfig m = resolve_model("minimax-m2.5");
+  // 62 layers * 2 * 8 KV heads * 128 * 2 B = 253,952
+  EXPECT_EQ(kv_bytes_per_token(m, KvScheme{}), 253952.0);
+  // tp 4: 2 KV heads per GPU: 62 * 2 * 2 * 128 * 2 B = 63,488
+  EXPECT_EQ(build_kv_layout(m, KvScheme{}, Parallelism{.tensor_parallel = 4}).bytes_per_token(), 63488.0);
+}
+
+TEST(KvBytesPerToken, Qwen35_397bFullLayersAndDeltaNetState) {
+  ModelConfig m = resolve_model("qwen3.5-397b-a17b");
+  KvLayout layout = build_kv_layout(m, KvScheme{}, Parallelism{});
+  // 15 full-attention layers (every 4th of 60) * 2 * 2 KV heads * 256 * 2 B = 30,720
+  EXPECT_EQ(layout.bytes_per_token(), 30720.0);
+  const KvLayerGroup* lin = find_group(layout, LayerKind::kLinearAttention);
+  ASSERT_NE(lin, nullptr);
+  EXPECT_EQ(lin->num_layers, 45);
+  // conv (4 - 1) * (2 * 16 * 128 + 64 * 128) * 2 B = 73,728; state 64 heads * 128 * 128 * 4 B (fp32)
+  //   = 4,194,304 -> 4,268,032 per layer per request
+  EXPECT_EQ(lin->state_bytes_per_request, 4268032);
+  EXPECT_EQ(layout.request_bytes(1000), int64_t{45} * 4268032 + int64_t{1000} * 30720);
+}
+
+TEST(KvBytesPerToken, DeepseekV32LatentPlusIndexerKey) {
+  ModelConfig m = resolve_model("deepseek-v3.2");
+  // bf16: latent (512 + 64) * 2 B = 1,152 + indexer key 128 fp8 + one fp32 scale = 132 -> 1,284;
+  //   61 layers -> 78,324
+  KvLayout bf16 = build_kv_layout(m, KvScheme{}, Parallelism{});
+  EXPECT_EQ(bf16.bytes_per_token(), 78324.0);
+  ASSERT_EQ(bf16.groups().size(), 1u);
+  EXPECT_EQ(bf16.groups()[0].indexer_bytes_per_token, 132);
+  EXPECT_EQ(bf16.groups()[0].name, "mla+dsa_indexer");
+  // fp8 (vLLM fp8_ds_mla, SGLang NSA): 512 fp8 + 4 fp32 scales (16 B) + 64 bf16 RoPE (128 B) = 656,
+  //   + 132 -> 788; no per-tensor scale; 61 layers -> 48,068
+  KvScheme fp8;
+  fp8.kv_dtype = DType::kFp8E4M3;
+  KvLayout f = build_kv_layout(m, fp8, Parallelism{});
+  EXPECT_EQ(f.bytes_per_token(), 48068.0);
+  EXPECT_EQ(f.fixed_bytes(), 0);
+  // the latent and the indexer are replicated on every TP rank
+  EXPECT_EQ(build_kv_layout(m, fp8, Parallelism{.tensor_parallel = 8}).bytes_per_token(), 48068.0);
+  // a 64-token block (vLLM's FlashMLA-sparse block) across the 61 layers: 64 * 48,068 = 3,076,352
+  fp8.tokens_per_block = 64;
+  EXPECT_EQ(build_kv_layout(m, fp8, Parallelism{}).engine_block_bytes(), 3076352);
+}
+
+TEST(KvBytesPerToken, Glm5LatentPlusIndexerKey) {
+  ModelConfig m = resolve_model("glm-5");
+  // 78 layers * (1,152 + 132) = 100,152 in bf16; 78 * (656 + 132) = 61,464 in fp8
+  EXPECT_EQ(kv_bytes_per_token(m, KvScheme{}), 100152.0);
+  KvScheme fp8;
+  fp8.kv_dtype = DType::kFp8E4M3;
+  EXPECT_EQ(kv_bytes_per_token(m, fp8), 61464.0);
+}
+
+TEST(KvBytesPerToken, DsaRefusesCacheSchemesNoEngineAllocates) {
+  KvScheme int4;
+  int4.kv_dtype = DType::kInt4;
+  EXPECT_THROW(build_kv_layout(resolve_model("deepseek-v3.2"), int4, Parallelism{}), ConfigError);
+}
+
+TEST(KvBytesPerToken, KimiK25IsTheDeepseekV3Latent) {
+  // 61 layers * (512 + 64) * 2 B = 70,272 (the vision encoder holds no cache)
+  EXPECT_EQ(kv_bytes_per_token(resolve_model("kimi-k2.5"), KvScheme{}), 70272.0);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Quantized KV.
 
 TEST(KvBytesPerToken, Fp8PerTensorScales) {
@@ -466,6 +534,12 @@ TEST(Paged, AllocationNeverSmallerThanExactBytes) {
   const int64_t lengths[] = {1, 15, 16, 17, 100, 128, 129, 144, 160, 161, 1000, 4095, 4096, 4097, 5000, 40000};
   for (const ModelConfig& m : model_presets()) {
     for (const auto& [name, scheme] : schemes) {
+      // DSA models have only the engines' bf16 and fp8 layouts (KvBytesPerToken.DsaRefuses...)
+      const bool dsa_unsupported = m.mla.index_topk > 0 && (name != "bf16" && name != "fp8");
+      if (dsa_unsupported) {
+        EXPECT_THROW(build_kv_layout(m, scheme, Parallelism{}), ConfigError) << m.id << " " << name;
+        continue;
+      }
       KvLayout layout = build_kv_layout(m, scheme, Parallelism{});
       for (int64_t L : lengths) {
         EXPECT_GE(layout.request_allocated_bytes(L), layout.request_bytes(L))

@@ -398,3 +398,97 @@ TEST(ModelConfigErrors, NotAnObject) {
 
 }  // namespace
 }  // namespace kvplan
+
+namespace kvplan {
+namespace {
+
+// --- Issue 24 families: a field kvplan does not understand inside a known family is refused,
+// naming the field.
+
+json preset_json(const std::string& id) {
+  std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/data/models/" + id + ".json");
+  return json::parse(in);
+}
+
+TEST(Issue24Families, PresetsParseWithTheirShapes) {
+  ModelConfig mm = resolve_model("minimax-m2.5");
+  EXPECT_EQ(mm.rotary_dim, 64);
+  EXPECT_TRUE(mm.attention.qk_norm_full_width);
+  EXPECT_EQ(mm.num_mtp_layers, 3);
+  EXPECT_TRUE(mm.layers[0].mlp.router_bias);
+  ModelConfig q = resolve_model("qwen3.5-397b-a17b");
+  EXPECT_EQ(q.count_layers(LayerKind::kFullAttention), 15);
+  EXPECT_EQ(q.count_layers(LayerKind::kLinearAttention), 45);
+  EXPECT_EQ(q.rotary_dim, 64);  // partial_rotary_factor 0.25 of 256, read from rope_parameters
+  EXPECT_EQ(q.vision.kind, VisionKind::kQwen3Vl);
+  EXPECT_EQ(q.hf_repos, std::vector<std::string>{"Qwen/Qwen3.5-397B-A17B"});
+  ModelConfig d = resolve_model("deepseek-v3.2");
+  EXPECT_EQ(d.mla.index_num_heads, 64);
+  EXPECT_EQ(d.mla.index_head_dim, 128);
+  EXPECT_EQ(d.mla.index_topk, 2048);
+  ModelConfig g = resolve_model("glm-5-fp8");
+  EXPECT_EQ(g.mla.index_num_heads, 32);
+  EXPECT_EQ(g.quantization.method, QuantMethod::kFp8Block);
+  ModelConfig k = resolve_model("kimi-k2.5");
+  EXPECT_EQ(k.vision.kind, VisionKind::kMoonVit);
+  EXPECT_EQ(k.quantization.method, QuantMethod::kPackedInt);  // read from text_config
+  EXPECT_EQ(k.quantization.bits, 4);
+  EXPECT_EQ(k.quantization.group_size, 32);
+}
+
+TEST(Issue24Families, MiniMaxM2RefusesALayerOfAnotherAttentionType) {
+  json j = preset_json("minimax-m2.5");
+  j["attn_type_list"][5] = 0;
+  expect_config_error(j, {"attn_type_list[5]", "0", "must be 1"});
+  j = preset_json("minimax-m2.5");
+  j["qk_norm_type"] = "per_head";
+  expect_config_error(j, {"qk_norm_type", "per_head"});
+}
+
+TEST(Issue24Families, Qwen35RefusesAnUnknownLayerType) {
+  json j = preset_json("qwen3.5-397b-a17b");
+  j["text_config"]["layer_types"][2] = "sparse_attention";
+  expect_config_error(j, {"layer_types[2]", "sparse_attention"});
+  j = preset_json("qwen3.5-397b-a17b");
+  j["text_config"]["attn_output_gate"] = false;
+  expect_config_error(j, {"attn_output_gate"});
+}
+
+TEST(Issue24Families, SparseAttentionFieldsOutsideDsaFamiliesAreRefused) {
+  json j = preset_json("deepseek-v3");
+  j["index_topk"] = 2048;
+  expect_config_error(j, {"index_topk", "2048", "deepseek_v3"});
+  j = preset_json("deepseek-v3.2");
+  j["index_topk_freq"] = 4;
+  expect_config_error(j, {"index_topk_freq", "4"});
+  j = preset_json("deepseek-v3.2");
+  j["compress_ratios"] = json::array({4, 128});
+  expect_config_error(j, {"compress_ratios"});
+}
+
+TEST(Issue24Families, KnownButUnmodelledFamiliesAreRefusedWithTheirReason) {
+  json j = llama_json();
+  j["model_type"] = "deepseek_v4";
+  expect_config_error(j, {"deepseek_v4", "not supported yet", "compressed sparse attention"});
+  j["model_type"] = "kimi_k3";
+  expect_config_error(j, {"kimi_k3", "KDA"});
+  j["model_type"] = "nemotron_h";
+  try {
+    parse_model_config(j, "bad-model", ModelParseOptions{.allow_unknown_architecture = true});
+    FAIL() << "nemotron_h read as a generic decoder";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("hybrid_override_pattern"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Issue24Families, KimiK25RefusesAnUnknownQuantizationMethod) {
+  json j = preset_json("kimi-k2.5");
+  j["text_config"]["quantization_config"]["quant_method"] = "hqq";
+  expect_config_error(j, {"quant_method", "hqq"});
+  j = preset_json("kimi-k2.5");
+  j["vision_config"]["mm_projector_type"] = "mlp";
+  expect_config_error(j, {"mm_projector_type", "mlp"});
+}
+
+}  // namespace
+}  // namespace kvplan

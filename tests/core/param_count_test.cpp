@@ -145,6 +145,119 @@ TEST(ParamCount, Glm45PresetsPlusTheirMtpLayerEqualTheCheckpointTotals) {
   EXPECT_EQ(count_parameters(resolve_model("glm-4.5-air")).total() + 3616573568, 110468824832);
 }
 
+// --- Families added for issue 24. None has an exact published total (each preset says why), so
+// the arithmetic is checked here by hand, tensor by tensor.
+
+TEST(ParamCount, MiniMaxM25) {
+  ParamCount c = count_parameters(resolve_model("minimax-m2.5"));
+  // per layer: q 6144*3072 = 18,874,368, k and v 1024*3072 = 3,145,728 each, o 3072*6144 = 18,874,368
+  //   -> 44,040,192; q_norm over 48*128 = 6,144 and k_norm over 8*128 = 1,024 (full width)
+  //   experts 256 * 3*3072*1536 = 3,623,878,656; router 256*3072 = 786,432 + correction bias 256;
+  //   norms 2*3072 -> 3,668,718,848
+  EXPECT_EQ(c.attention, int64_t{62} * (44040192 + 7168));
+  EXPECT_EQ(c.experts, int64_t{62} * 3623878656);
+  EXPECT_EQ(c.routers, int64_t{62} * (786432 + 256));
+  // 62 * 3,668,718,848 + embed and head 2 * 200064*3072 = 1,229,193,216 + final norm 3,072
+  EXPECT_EQ(c.total(), 228689764864);
+  // no MTP modules counted, no shared expert
+  EXPECT_EQ(c.shared_experts, 0);
+  // active: 8 of 256 experts: total - 61/62 ... = total - experts + 62 * 8 * 14,155,776
+  EXPECT_EQ(c.active(), 228689764864 - int64_t{62} * 3623878656 + int64_t{62} * 8 * 14155776);
+}
+
+TEST(ParamCount, Qwen35_397bA17b) {
+  ParamCount c = count_parameters(resolve_model("qwen3.5-397b-a17b"));
+  // 15 full-attention layers: q with gate 2*32*256 = 16,384 rows * 4096 = 67,108,864, k and v
+  //   512*4096 = 2,097,152 each, o 4096*8192 = 33,554,432, q/k norms 2*256 -> 104,858,112
+  // 45 Gated DeltaNet layers: key_dim 16*128 = 2,048, value_dim 64*128 = 8,192;
+  //   in_proj_qkvz (2*2048 + 2*8192) * 4096 = 83,886,080, in_proj_ba 128*4096 = 524,288,
+  //   conv1d 12,288*4 = 49,152, dt_bias 64, A_log 64, norm 128, out_proj 4096*8192 = 33,554,432
+  //   -> 118,014,208
+  EXPECT_EQ(c.attention, int64_t{15} * 104858112);
+  EXPECT_EQ(c.recurrent, int64_t{45} * 118014208);
+  // MoE on all 60 layers: 512 * 3*4096*1024 = 6,442,450,944; router 512*4096 = 2,097,152;
+  //   shared expert 3*4096*1024 = 12,582,912 + its gate 4,096
+  EXPECT_EQ(c.experts, int64_t{60} * 6442450944);
+  EXPECT_EQ(c.shared_experts, int64_t{60} * (12582912 + 4096));
+  // vision (Qwen3-VL ViT, 27 blocks of 1152, MLP 4304, patch 16, temporal 2, merge 2):
+  //   patch_embed 1152*3*2*16*16 + 1152 = 1,770,624; pos_embed 2304*1152 = 2,654,208;
+  //   block: norms 4*1152, qkv 3*1152^2 + 3456, proj 1152^2 + 1152, fc1 4304*1152 + 4304,
+  //   fc2 1152*4304 + 1152 -> 15,239,504, x27 = 411,466,608; merger: norm 2304,
+  //   fc1 4608^2 + 4608 = 21,238,272, fc2 4096*4608 + 4096 = 18,878,464 -> 40,119,040
+  EXPECT_EQ(c.vision, 1770624 + 2654208 + 411466608 + 40119040);
+  // 1,572,871,680 + 5,310,639,360 + 60 * (6,457,135,104 + norms 8,192) + embed and head
+  //   2 * 248320*4096 = 2,034,237,440 + final norm 4,096 + vision 456,010,480
+  EXPECT_EQ(c.total(), 396802360816);
+}
+
+TEST(ParamCount, Qwen35_27bDense) {
+  ParamCount c = count_parameters(resolve_model("qwen3.5-27b"));
+  // 16 full: q 12,288*5120 = 62,914,560, k and v 1024*5120 each, o 5120*6144, norms 512 -> 104,858,112
+  // 48 DeltaNet: qkvz 16,384*5120 = 83,886,080, ba 96*5120 = 491,520, conv 10,240*4 = 40,960,
+  //   dt_bias/A_log 48 each, norm 128, out 5120*6144 = 31,457,280 -> 115,876,064
+  // MLP 3*5120*17408 = 267,386,880 and norms 10,240 on all 64 layers
+  EXPECT_EQ(c.attention + c.recurrent, int64_t{16} * 104858112 + int64_t{48} * 115876064);
+  EXPECT_EQ(c.mlp, int64_t{64} * 267386880);
+  // vision as the 397B one but merger fc2 into 5120: 456,010,480 - 18,878,464 + 23,598,080
+  EXPECT_EQ(c.vision, 460730096);
+  // 24,353,196,544 layers + embed and head 2 * 248320*5120 = 2,542,796,800 + norm 5,120 + vision
+  EXPECT_EQ(c.total(), 27356728560);
+}
+
+TEST(ParamCount, DeepseekV32IsV3PlusTheIndexer) {
+  ParamCount c = count_parameters(resolve_model("deepseek-v3.2"));
+  // indexer per layer: wq_b 64*128 * 1536 = 12,582,912; wk 128*7168 = 917,504;
+  //   k_norm weight + bias 256; weights_proj 64*7168 = 458,752 -> 13,959,424
+  const int64_t v3 = count_parameters(resolve_model("deepseek-v3")).total();
+  EXPECT_EQ(v3, 671026419200);
+  EXPECT_EQ(c.total(), v3 + int64_t{61} * 13959424);
+  EXPECT_EQ(c.total(), 671877944064);
+}
+
+TEST(ParamCount, Glm5) {
+  ParamCount c = count_parameters(resolve_model("glm-5"));
+  // MLA: q_a 2048*6144 = 12,582,912 + norm 2,048; q_b 64*256 * 2048 = 33,554,432;
+  //   kv_a 576*6144 = 3,538,944 + norm 512; kv_b 64*448 * 512 = 14,680,064; o 6144*16384 = 100,663,296
+  //   -> 165,022,208; indexer 32*128*2048 + 128*6144 + 256 + 32*6144 = 9,371,904
+  EXPECT_EQ(c.attention, int64_t{78} * (165022208 + 9371904));
+  // 3 dense layers: MLP 3*6144*12288 = 226,492,416; 75 MoE layers: 256 experts of 3*6144*2048 =
+  //   9,663,676,416, router 256*6144 + 256 bias, one shared expert 37,748,736
+  EXPECT_EQ(c.mlp, int64_t{3} * 226492416);
+  EXPECT_EQ(c.experts, int64_t{75} * 9663676416);
+  // 3 * 400,898,816 + 75 * 9,877,404,672 + 2 * 154880*6144 + 6,144 = 743,911,218,432
+  // (zai-org announces GLM-5 as 744B parameters)
+  EXPECT_EQ(c.total(), 743911218432);
+  EXPECT_EQ(count_parameters(resolve_model("glm-5-fp8")).total(), c.total());
+}
+
+TEST(ParamCount, KimiK25IsKimiK2PlusMoonVit) {
+  ParamCount c = count_parameters(resolve_model("kimi-k2.5"));
+  // MoonViT (27 blocks of 1152, MLP 4304, patch 14, 64x64 position grid, 2x2 merge):
+  //   patch_embed 1152*3*14*14 + 1152 = 678,528; pos_emb 64*64*1152 = 4,718,592;
+  //   block 15,239,504 (as Qwen3-VL's: LayerNorms, qkv, proj, fc0, fc1, all with bias) x27 = 411,466,608;
+  //   final_layernorm 2,304; mm_projector pre_norm 2,304, proj.0 4608^2 + 4608 = 21,238,272,
+  //   proj.2 7168*4608 + 7168 = 33,037,312
+  EXPECT_EQ(c.vision, 678528 + 4718592 + 411466608 + 2304 + 2304 + 21238272 + 33037312);
+  EXPECT_EQ(c.vision, 471143920);
+  // the same formula gives the 49,558,272 projector parameters quoted for Kimi-K2.6 (text width 6144):
+  //   2,304 + 21,238,272 + 6144*4608 + 6144
+  EXPECT_EQ(2304 + 21238272 + int64_t{6144} * 4608 + 6144, 49558272);
+  EXPECT_EQ(c.total() - c.vision, count_parameters(resolve_model("kimi-k2")).total());
+}
+
+TEST(ParamCount, Qwen3SmallTiedPresetsAreTheirCheckpointTotalsLessTheStoredHead) {
+  // Qwen3-0.6B: per layer q 2048*1024 + k, v 1024*1024 + o 1024*2048 + q/k norms 256 = 6,291,712,
+  //   MLP 3*1024*3072 = 9,437,184, norms 2,048 -> 15,730,944; 28 layers 440,466,432
+  //   + tied embedding 151936*1024 = 155,582,464 + final norm 1,024 = 596,049,920
+  EXPECT_EQ(count_parameters(resolve_model("qwen3-0.6b")).total(), 596049920);
+  // the checkpoint also stores lm_head: the HF total 751,632,384 counts the embedding twice
+  EXPECT_EQ(596049920 + int64_t{151936} * 1024, 751632384);
+  // Qwen3-1.7B: per layer 12,583,168 + 37,748,736 + 4,096 = 50,336,000; 28 layers 1,409,408,000
+  //   + 151936*2048 = 311,164,928 + 2,048 = 1,720,574,976; + the stored head = 2,031,739,904
+  EXPECT_EQ(count_parameters(resolve_model("qwen3-1.7b")).total(), 1720574976);
+  EXPECT_EQ(1720574976 + int64_t{151936} * 2048, 2031739904);
+}
+
 TEST(WeightBytes, Llama31_8bBf16Total) {
   // 2 B * 8,030,261,248
   EXPECT_EQ(weight_bytes_total(resolve_model("llama-3.1-8b"), WeightFormat{}), int64_t{2} * 8030261248);

@@ -38,8 +38,8 @@ std::string error_of(auto&& call) {
 
 TEST(Presets, EveryModelPresetLoads) {
   const std::vector<ModelConfig>& models = model_presets();
-  // data/models holds 38 presets (core/CMakeLists.txt KVPLAN_MODEL_PRESETS)
-  EXPECT_EQ(models.size(), 38u);
+  // data/models holds 49 presets (core/CMakeLists.txt KVPLAN_MODEL_PRESETS)
+  EXPECT_EQ(models.size(), 49u);
   std::set<std::string> ids;
   for (const ModelConfig& m : models) {
     EXPECT_FALSE(m.source.empty()) << m.id;

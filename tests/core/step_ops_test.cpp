@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "kvplan/core/error.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/presets.h"
 #include "kvplan/core/step_ops.h"
@@ -283,7 +284,8 @@ TEST(StepOpsRecurrent, StateTrafficIndependentOfContext) {
 }
 
 TEST(StepOpsRecurrent, HybridModelsBuild) {
-  for (const char* id : {"jamba-v0.1", "qwen3-next-80b-a3b", "falcon-40b", "qwen2-7b"}) {
+  for (const char* id : {"jamba-v0.1", "qwen3-next-80b-a3b", "falcon-40b", "qwen2-7b", "qwen3.5-397b-a17b",
+                         "qwen3.5-27b", "minimax-m2.5", "kimi-k2.5"}) {
     Fixture f(id);
     f.builder.add_prefill(0, 64, true);
     f.builder.add_decode(1000);
@@ -365,6 +367,27 @@ TEST(StepOpsBuilder, ReusedBuilderAndListMatchFreshBuilds) {
       if (step == 5) f.builder.shape().swap_out_bytes = 4096;
       builder.build(f.builder.shape(), out);
       expect_same_ops(out, f.build(o), std::string(id) + " step " + std::to_string(step));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvplan
+
+namespace kvplan {
+namespace {
+
+// DeepSeek sparse attention has no operators yet (issue 24 item 3): step costs are refused, not
+// costed as dense MLA.
+TEST(StepOpsSparseAttention, DsaModelsAreRefusedNamingTheField) {
+  for (const char* id : {"deepseek-v3.2", "glm-5"}) {
+    Fixture f(id);
+    f.builder.add_decode(1000);
+    try {
+      f.build();
+      FAIL() << id;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("index_topk=2048"), std::string::npos) << e.what();
     }
   }
 }

@@ -76,6 +76,14 @@ void set_dense_mlp(ModelConfig& m, int intermediate, MlpKind kind) {
   }
 }
 
+void set_moe(MlpShape& mlp, int experts, int top_k, int width) {
+  mlp = MlpShape{};
+  mlp.kind = MlpKind::kMoe;
+  mlp.num_experts = experts;
+  mlp.experts_per_token = top_k;
+  mlp.expert_intermediate_size = width;
+}
+
 bool apply_layer_types(const JsonFields& f, ModelConfig& m, int window, int chunk) {
   if (!f.has("layer_types")) return false;
   const json& types = f.raw("layer_types");

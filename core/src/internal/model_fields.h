@@ -26,6 +26,9 @@ void read_attention(const JsonFields& f, ModelConfig& m, bool default_qkv_bias, 
 
 void set_dense_mlp(ModelConfig& m, int intermediate, MlpKind kind = MlpKind::kGated);
 
+// Resets `mlp` to a routed MoE of `experts` experts of `width`, `top_k` per token.
+void set_moe(MlpShape& mlp, int experts, int top_k, int width);
+
 // Applies a `layer_types` list ("full_attention", "sliding_attention", "chunked_attention",
 // "linear_attention") if present; sliding layers get `window`, chunked layers `chunk`.
 // Returns whether the list was present. Unknown entries throw, naming the index and value.
@@ -68,6 +71,8 @@ ModelConfig parse_jamba(const JsonFields& f, ModelConfig m);
 ModelConfig parse_mamba2(const JsonFields& f, ModelConfig m);
 ModelConfig parse_qwen3_next(const JsonFields& f, ModelConfig m);
 ModelConfig parse_minimax(const JsonFields& f, ModelConfig m);
+ModelConfig parse_minimax_m2(const JsonFields& f, ModelConfig m);
+ModelConfig parse_qwen3_5_text(const JsonFields& f, ModelConfig m);
 
 // Multimodal wrappers: read the language model (top level or text_config) with its own family
 // parser, then the vision encoder's shape.
@@ -76,5 +81,7 @@ ModelConfig parse_gemma3(const JsonFields& f, ModelConfig m);
 ModelConfig parse_llama4(const JsonFields& f, ModelConfig m);
 ModelConfig parse_mistral3(const JsonFields& f, ModelConfig m);
 ModelConfig parse_llava(const JsonFields& f, ModelConfig m);
+ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m);
+ModelConfig parse_kimi_k25(const JsonFields& f, ModelConfig m);
 
 }  // namespace kvplan::internal

@@ -35,6 +35,9 @@ struct KvLayerGroup {
   int64_t kivi_key_group_bytes = 0;   // KIVI: key scale + zero point per channel, per token group
   int64_t state_bytes_per_request = 0;  // per layer per GPU, recurrent kinds
   int64_t fixed_bytes = 0;              // per layer per GPU, e.g. fp8 per-tensor scales
+  // DeepSeek sparse attention: the lightning indexer's key cache, part of bytes_per_token (one
+  // block table pages both), per layer per token.
+  int64_t indexer_bytes_per_token = 0;
 };
 
 class KvLayout {

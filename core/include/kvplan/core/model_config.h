@@ -50,6 +50,9 @@ struct AttentionShape {
   bool sinks = false;        // gpt-oss: one learned sink logit per query head
   bool output_gate = false;  // Qwen3-Next: q_proj also emits a sigmoid gate per head
   bool qk_norm = false;      // per-head RMSNorm on q and k
+  // MiniMax-M2 (qk_norm_type "per_layer"): one RMSNorm over all query heads' width and one over
+  // all KV heads' width, instead of a per-head norm of head_dim.
+  bool qk_norm_full_width = false;
 };
 
 // DeepSeek-V2/V3 multi-head latent attention.
@@ -60,6 +63,12 @@ struct MlaShape {
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
+  // DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): a lightning indexer scores every cached
+  // token with index_num_heads heads of index_head_dim and attention reads the top index_topk.
+  // 0: dense MLA. The indexer caches one fp8 key of index_head_dim per token per layer.
+  int index_num_heads = 0;
+  int index_head_dim = 0;
+  int index_topk = 0;
 };
 
 // Linear attention: Gated DeltaNet (Qwen3-Next) or MiniMax lightning attention.
@@ -121,6 +130,8 @@ enum class VisionKind {
   kSiglip,     // Gemma-3: SigLIP encoder + mm_input_projection
   kPixtral,    // Pixtral encoder (Mistral-3, Pixtral-12B) + patch merger / projector
   kLlama4,     // Llama-4 ViT + pixel-shuffle adapter + projector
+  kQwen3Vl,    // Qwen3-VL / Qwen3.5 ViT: LayerNorm, plain GELU MLP, learned position table, merger
+  kMoonVit,    // Kimi-K2.5 MoonViT: LayerNorm, plain GELU MLP, learned 2D position grid, patch merger
 };
 std::string_view vision_kind_name(VisionKind kind);
 
@@ -141,6 +152,8 @@ struct VisionShape {
   double pixel_shuffle_ratio = 0;
   bool projector_bias = false;  // Mistral-3 / LLaVA projector biases
   bool has_patch_merger = false;  // Mistral-3 has one, Pixtral-12B (LLaVA) does not
+  int num_position_embeddings = 0;  // Qwen3-VL: learned position table rows
+  int deepstack_mergers = 0;        // Qwen3-VL: extra mergers (deepstack_visual_indexes entries)
 };
 
 enum class NormKind { kRmsNorm, kLayerNorm };
