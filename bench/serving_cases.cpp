@@ -186,7 +186,15 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path) {
     c.source = "aiconfigurator silicon_sample.csv (" + field(r, "silicon_data_source", path) + ")";
     c.engine = field(r, "backend", path);
     c.model = field(r, "model_path", path);
-    c.gpu = "h100-sxm";
+    const std::string& system = field(r, "system", path);
+    if (system == "h100_sxm") {
+      c.gpu = "h100-sxm";
+    } else if (system == "h200_sxm") {
+      c.gpu = "h200";
+    } else {
+      throw ConfigError(fmt::format("{}: row {}: system '{}' is not a GPU kvplan maps (h100_sxm, h200_sxm)", path, c.id,
+                                    system));
+    }
     c.isl = leading_int(field(r, "isl", path));
     c.osl = leading_int(field(r, "osl", path));
     c.measured_ttft_ms = to_double(field(r, "silicon_ttft_ms", path));
