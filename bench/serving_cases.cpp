@@ -200,7 +200,18 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     c.source = "aiconfigurator silicon_sample.csv (" + field(r, "silicon_data_source", path) + ")";
     c.engine = field(r, "backend", path);
     c.model = field(r, "model_path", path);
-    c.gpu = gpu;
+    const std::string& system = field(r, "system", path);
+    if (system == "h100_sxm") {
+      c.gpu = "h100-sxm";
+    } else if (system == "h200_sxm") {
+      c.gpu = "h200";
+    } else {
+      throw ConfigError(fmt::format("{}: row {}: system '{}' is not a GPU kvplan maps (h100_sxm, h200_sxm)", path, c.id,
+                                    system));
+    }
+    if (!gpu.empty() && c.gpu != gpu) {
+      throw ConfigError(fmt::format("{}: row {}: system '{}' is not the GPU asked for ({})", path, c.id, system, gpu));
+    }
     c.isl = leading_int(field(r, "isl", path));
     c.osl = leading_int(field(r, "osl", path));
     c.measured_ttft_ms = to_double(field(r, "silicon_ttft_ms", path));

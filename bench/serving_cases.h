@@ -39,10 +39,11 @@ struct ServingCase {
 
 // Every mode=agg row of aiconfigurator's silicon_sample.csv (H100 SXM). Throws ConfigError when
 // the file cannot be read or lacks a column.
-// `gpu`: the kvplan GPU preset the file's rows ran on (one file per GPU). `new_families`: also run
+// Each row's GPU is its `system` column (h100_sxm, h200_sxm); `gpu`, when not empty, is the preset
+// every row must have run on (a ConfigError otherwise). `new_families`: also run
 // the families added in issue 24 (MiniMax-M2.5, Kimi-K2.5, Qwen3.5, GLM-5); otherwise their rows
 // are left out with a reason.
-std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu = "h100-sxm",
+std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu = "",
                                                  bool new_families = false);
 
 // Every row of data/serving_measurements/public_runs.csv.

@@ -56,7 +56,7 @@ std::string pct(double v) { return fmt::format("{:.1f}%", v * 100); }
 // "gemm|bf16", "elementwise|vidur_add": the line a row's error goes to, and its two halves.
 std::pair<std::string, std::string> class_and_variant(const kvplan::StepOp& op, const cal::Measurement& m) {
   return {std::string(kvplan::op_class_name(op.op_class)),
-          op.shape.dims > 0 ? std::string(kvplan::dtype_name(op.grid_dtype)) : m.kernel};
+          op.shape.dims > 0 ? std::string(kvplan::op_grid_variant(op)) : m.kernel};
 }
 
 struct TransferLine {
@@ -65,7 +65,7 @@ struct TransferLine {
 };
 
 int run_transfer(const cal::PublishedTables& tables, bool markdown) {
-  const char* gpus[] = {"h100-sxm", "h200", "a100-80gb", "l40s"};
+  const char* gpus[] = {"h100-sxm", "h200", "b200", "a100-80gb", "l40s"};
   const cal::FitOptions defaults;
   std::vector<TransferLine> lines;
   for (const char* to : gpus) {
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
     const cal::PublishedTables tables = cal::read_published_tables(dir);
     if (transfer) return run_transfer(tables, markdown);
     std::vector<Line> lines;
-    for (const char* gpu_id : {"h100-sxm", "h200", "a100-80gb", "l40s"}) {
+    for (const char* gpu_id : {"h100-sxm", "h200", "b200", "a100-80gb", "l40s"}) {
       if (!only_gpu.empty() && only_gpu != gpu_id) continue;
       const kvplan::GpuSpec gpu = kvplan::resolve_gpu(gpu_id);
       std::vector<cal::Measurement> rows;

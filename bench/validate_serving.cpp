@@ -58,7 +58,9 @@
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/json_input.h"
+#include "kvplan/core/model_config.h"
 #include "kvplan/core/perf_profile.h"
+#include "kvplan/core/presets.h"
 #include "kvplan/sim/serving_overheads.h"
 #include "kvplan/sim/simulation.h"
 #include "kvplan/sim/time.h"
@@ -229,6 +231,25 @@ std::map<std::string, double> fit_half_scores(const std::vector<Result>& results
   return out;
 }
 
+// The architecture family a row's model belongs to, for the per-family tables: "MLA + MoE"
+// (DeepSeek-style), "hybrid" (linear attention or Mamba layers), "MoE", "dense"; "?" when the
+// model is not one kvplan resolves.
+std::string model_family(const std::string& model_id) {
+  try {
+    const kvplan::ModelConfig m = kvplan::resolve_model(model_id);
+    bool moe = false;
+    for (const kvplan::LayerSpec& l : m.layers) moe |= l.mlp.kind == kvplan::MlpKind::kMoe;
+    if (m.count_layers(kvplan::LayerKind::kLinearAttention) + m.count_layers(kvplan::LayerKind::kMamba2) +
+            m.count_layers(kvplan::LayerKind::kMamba1) > 0) {
+      return "hybrid";
+    }
+    if (m.count_layers(kvplan::LayerKind::kMla) > 0) return moe ? "MLA + MoE" : "MLA";
+    return moe ? "MoE" : "dense";
+  } catch (const kvplan::ConfigError&) {
+    return "?";
+  }
+}
+
 std::string concurrency_bucket(const ServingCase& c) {
   const int64_t x = c.concurrency_per_replica();
   if (x <= 8) return "c<=8";
@@ -383,6 +404,7 @@ int validate_h200(const std::string& data) {
 int main(int argc, char** argv) {
   std::string data = KVPLAN_SOURCE_DIR "/data";
   std::string csv_path;
+  std::string e2e_path;  // --e2e: another GPU's silicon_sample rows (aiconfigurator_silicon_e2e_h200.csv)
   bool print_rows = false;
   bool write_band_flag = false;
   std::string gpu_flag;
@@ -391,6 +413,7 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) data = argv[++i];
     else if (a == "--csv" && i + 1 < argc) csv_path = argv[++i];
+    else if (a == "--e2e" && i + 1 < argc) e2e_path = argv[++i];
     else if (a == "--rows") print_rows = true;
     else if (a == "--profile" && i + 1 < argc) g_profile = argv[++i];
     else if (a == "--write-band") write_band_flag = true;
@@ -427,15 +450,16 @@ int main(int argc, char** argv) {
 
   std::vector<ServingCase> cases;
   try {
-    cases = kvplan::bench::read_aiconfigurator_e2e(data + "/measurements/aiconfigurator_silicon_e2e_h100.csv");
+    cases = kvplan::bench::read_aiconfigurator_e2e(e2e_path.empty() ? data + "/measurements/aiconfigurator_silicon_e2e_h100.csv"
+                                                                    : e2e_path);
     kvplan::bench::mark_inconsistent_runs(cases);  // before any simulation: measured numbers only
     if (g_trtllm_aic) apply_trtllm_aic_schedule(cases);
   } catch (const kvplan::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
   }
-  fmt::print("kvplan_validate_serving: {} mode=agg rows of aiconfigurator_silicon_e2e_h100.csv (H100 SXM)\n",
-             cases.size());
+  fmt::print("kvplan_validate_serving: {} mode=agg rows of {}\n", cases.size(),
+             e2e_path.empty() ? std::string("aiconfigurator_silicon_e2e_h100.csv (H100 SXM)") : e2e_path);
   fmt::print("step costs: {}; client: bench (steady state); split: FNV-1a(id) even = fit half\n",
              g_profile.empty() ? std::string("kvplan's default (the GPU's published profile, engine custom all-reduce)")
                                : fmt::format("--profile {}", g_profile));
@@ -553,6 +577,8 @@ int main(int argc, char** argv) {
               [](const ServingCase& c) { return c.engine + " " + concurrency_bucket(c); });
   print_table("[HELD-OUT half] shipped defaults, by engine and model", half(shipped, false),
               [](const ServingCase& c) { return c.engine + " " + c.memory_flags.at("model"); });
+  print_table("[ALL rows] shipped defaults, by engine and model family (dense, MoE, MLA + MoE, hybrid)", shipped,
+              [](const ServingCase& c) { return c.engine + " " + model_family(c.memory_flags.at("model")); });
   print_table("[HELD-OUT half] shipped defaults, by engine and tensor parallelism", half(shipped, false),
               [](const ServingCase& c) { return c.engine + " tp" + c.memory_flags.at("tensor-parallel-size"); });
 

@@ -21,9 +21,10 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-for gpu in h100-sxm h200 a100-80gb l40s; do
+for gpu in h100-sxm h200 b200 a100-80gb l40s; do
   db="$work/$gpu.sqlite"
   "$kvplan" calibrate import-published "$root/data/measurements" --gpu "$gpu" --out "$db"
   "$kvplan" calibrate fit "$db" --run all --gpu "$gpu" --out "$root/data/profiles/$gpu.json"
 done
-echo "wrote $root/data/profiles/{h100-sxm,h200,a100-80gb,l40s}.json; rebuild to embed them"
+echo "wrote $root/data/profiles/{h100-sxm,h200,b200,a100-80gb,l40s}.json; rebuild to embed them, then rerun"
+echo "build/bench/kvplan_validate_serving --write-band (the H100 whole-model band, measured with the new profile) and rebuild"

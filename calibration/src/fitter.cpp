@@ -397,7 +397,7 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
         s.x = grid_coordinates(cls, cr->op.shape);
         s.y = std::log(cr->m->median_ns / curve_ns);
         s.key_hash = split_hash(split_key(*cr->m));
-        samples[std::string(dtype_name(cr->op.grid_dtype))].push_back(s);
+        samples[std::string(op_grid_variant(cr->op))].push_back(s);
       }
       for (const auto& [variant, list_v] : samples) {
         if (static_cast<int>(list_v.size()) < options.min_grid_rows) {
@@ -405,7 +405,11 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
                                                 op_class_name(cls), variant, list_v.size(), options.min_grid_rows));
           continue;
         }
-        GridFit g = fit_shape_grid(list_v, grid_axes(cls), options.grid);
+        GridFitOptions grid_options = options.grid;
+        // The fused MoE's coordinates are expected loads (fused_moe.h), continuous rather than a
+        // table's few sizes, so "a knot at every present value" would mean a knot per row.
+        if (cls == OpClass::kMoeGemm) grid_options.max_knots_per_axis = std::min(grid_options.max_knots_per_axis, 12);
+        GridFit g = fit_shape_grid(list_v, grid_axes(cls), grid_options);
         VariantFit v;
         v.variant = variant;
         v.cells = static_cast<int64_t>(g.grid.size());
@@ -432,7 +436,7 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
       const double e = std::abs(op_kernel_ns(p, gpu, cr.op) / cr.m->median_ns - 1.0);
       (cr.heldout ? rel_out : rel_fit).push_back(e);
       if (cr.op.shape.dims > 0) {
-        auto& v = rel_variant[std::string(dtype_name(cr.op.grid_dtype))];
+        auto& v = rel_variant[std::string(op_grid_variant(cr.op))];
         (cr.heldout ? v.second : v.first).push_back(e);
       }
     }

@@ -1,6 +1,8 @@
 // The StepOp of a calibration row, by the formulas of core/src/step_ops.cpp (row_ops.h).
 #include "kvplan/calibration/row_ops.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "kvplan/calibration/fitter.h"
@@ -26,6 +28,8 @@ StepOp make(const char* name, OpClass c, double flops, double bytes, Stream stre
 // Bytes of a [n, k] weight: 16-bit, or fp8 per tensor (vLLM's `--quantization fp8`: one fp32
 // weight scale, dynamic activation scales), by the rule step_ops.cpp and param_count.cpp use.
 double weight_bytes(double n, double k, DType dtype) {
+  // nvfp4: 4-bit values and one fp8 scale per 16 (the global fp32 scale is negligible)
+  if (dtype == DType::kFp4E2M1) return n * k * (0.5 + 1.0 / 16);
   if (!is_fp8(dtype)) return n * k * 2.0;
   static const QuantizationConfig fp8 = quantization_from_flag("fp8", 128);  // group size unused by fp8;
   return static_cast<double>(
@@ -88,6 +92,41 @@ StepOp prefill_attention_op(double batch, double new_tokens, int num_heads, int 
   return op;
 }
 
+StepOp fused_moe_row_op(double tokens, int64_t hidden, int64_t inter, int top_k, int experts, int moe_tp, int moe_ep,
+                        MoeFormat format, MoeRouting routing) {
+  FusedMoeShape f;
+  f.tokens = tokens;
+  f.hidden = hidden;
+  f.width = inter / std::max(1, moe_tp);
+  f.experts = experts;
+  f.top_k = top_k;
+  f.ep = std::max(1, moe_ep);
+  f.expert_weight_bytes = 3.0 * static_cast<double>(hidden * f.width) * moe_format_bytes_per_weight(format);
+  // The tensor-core rate the kernel runs at: W8A8 formats at fp8, W4A4 nvfp4 at fp4 (Blackwell;
+  // the row's GPU decides whether that rate exists, see moe_row_compute), weight-only at bf16.
+  switch (format) {
+    case MoeFormat::kFp8:
+    case MoeFormat::kFp8Block:
+    case MoeFormat::kW4a8Mxfp4: f.compute = DType::kFp8E4M3; break;
+    case MoeFormat::kNvfp4: f.compute = DType::kFp4E2M1; break;
+    default: f.compute = DType::kBF16; break;
+  }
+  f.format = format;
+  f.routing = routing;
+  return fused_moe_op(f);
+}
+
+StepOp collective_op(CollectiveKind kind, double total_bytes, int ranks) {
+  if (kind == CollectiveKind::kAllReduce) return all_reduce_op(total_bytes, ranks);
+  const double n = ranks;
+  StepOp op = make("collective", OpClass::kCollective, 0, (n - 1) / n * total_bytes, Stream::kComm);
+  op.shape = OpShape{{total_bytes, n, 0, 0}, 2};
+  op.grid_variant = kind == CollectiveKind::kAllGather ? "all_gather"
+                    : kind == CollectiveKind::kReduceScatter ? "reduce_scatter"
+                                                             : "alltoall";
+  return op;
+}
+
 StepOp all_reduce_op(double payload_bytes, int ranks) {
   const double tp = ranks;
   StepOp op = make("all_reduce", OpClass::kCollective, 0, 2.0 * (tp - 1) / tp * payload_bytes, Stream::kComm);
@@ -124,7 +163,15 @@ StepOp row_op(const Measurement& m) {
   if (j.is_object()) {
     const double heads = num(j, "num_heads"), kv_heads = num(j, "num_kv_heads"), head_dim = num(j, "head_dim");
     const bool attention_keys = heads > 0 && kv_heads > 0 && head_dim > 0 && num(j, "batch") > 0;
-    if ((c == OpClass::kGemm || c == OpClass::kMoeGemm) && num(j, "m") > 0 && num(j, "n") > 0 && num(j, "k") > 0) {
+    MoeFormat moe_format{};
+    if (c == OpClass::kMoeGemm && num(j, "experts") > 0 && j.contains("format") && j["format"].is_string() &&
+        parse_moe_format_name(j["format"].get<std::string>(), moe_format)) {
+      op = fused_moe_row_op(num(j, "tokens"), static_cast<int64_t>(num(j, "hidden")), static_cast<int64_t>(num(j, "inter")),
+                            static_cast<int>(num(j, "top_k")), static_cast<int>(num(j, "experts")),
+                            static_cast<int>(num(j, "moe_tp")), static_cast<int>(num(j, "moe_ep")), moe_format,
+                            parse_moe_routing(j.value("routing", std::string("balanced")), "calibration row routing"));
+      shaped = true;
+    } else if ((c == OpClass::kGemm || c == OpClass::kMoeGemm) && num(j, "m") > 0 && num(j, "n") > 0 && num(j, "k") > 0) {
       op = gemm_op(num(j, "m"), num(j, "n"), num(j, "k"), row_compute_dtype(m));
       op.op_class = c;
       shaped = true;
@@ -135,6 +182,19 @@ StepOp row_op(const Measurement& m) {
     } else if (c == OpClass::kAttentionPrefill && attention_keys && num(j, "isl") > 0) {
       op = prefill_attention_op(num(j, "batch"), num(j, "isl"), static_cast<int>(heads), static_cast<int>(kv_heads),
                                 static_cast<int>(head_dim), dtype_of(j, "kv_dtype"));
+      shaped = true;
+    } else if (c == OpClass::kCollective && num(j, "tokens") > 0 && j.contains("deepep")) {
+      op = deepep_op(j["deepep"].get<std::string>() == "dispatch" ? DeepEpPhase::kDispatch : DeepEpPhase::kCombine,
+                     j.value("mode", std::string("ll")) == "ll", num(j, "tokens"), static_cast<int>(num(j, "top_k")),
+                     static_cast<int64_t>(num(j, "hidden")), static_cast<int>(num(j, "ranks")));
+      shaped = true;
+    } else if (c == OpClass::kCollective && num(j, "bytes") > 0 && num(j, "ranks") >= 2 && j.contains("collective")) {
+      const std::string k = j["collective"].get<std::string>();
+      op = collective_op(k == "all_gather"       ? CollectiveKind::kAllGather
+                         : k == "reduce_scatter" ? CollectiveKind::kReduceScatter
+                         : k == "alltoall"       ? CollectiveKind::kAllToAll
+                                                 : CollectiveKind::kAllReduce,
+                         num(j, "bytes"), static_cast<int>(num(j, "ranks")));
       shaped = true;
     } else if (c == OpClass::kCollective && num(j, "bytes") > 0 && num(j, "ranks") >= 2) {
       op = all_reduce_op(num(j, "bytes"), static_cast<int>(num(j, "ranks")));

@@ -58,6 +58,7 @@ DType parse_dtype(std::string_view text, std::string_view field) {
   if (s == "int8") return DType::kInt8;
   if (s == "int4") return DType::kInt4;
   if (s == "int2") return DType::kInt2;
+  if (s == "fp4_e2m1") return DType::kFp4E2M1;  // kvplan's own name (dtype_name), e.g. in calibration rows
   throw ConfigError(fmt::format(
       "{}={} is not a known dtype; use one of bf16, fp16, fp32, fp8 (fp8_e4m3), fp8_e5m2, int8, "
       "int4, int2",

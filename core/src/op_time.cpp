@@ -33,11 +33,15 @@ double op_roofline_s(const OpClassProfile& c, const GpuSpec& gpu, const StepOp& 
   return t;
 }
 
+std::string_view op_grid_variant(const StepOp& op) {
+  return op.grid_variant != nullptr ? std::string_view(op.grid_variant) : dtype_name(op.grid_dtype);
+}
+
 double op_grid_factor(const OpClassProfile& c, const StepOp& op) {
   // Measured correction by shape (tile/wave quantisation, occupancy, protocol switches), where
   // the profile has a grid for this operator's variant.
   if (op.shape.dims <= 0 || c.grids.empty()) return 1.0;
-  auto it = c.grids.find(dtype_name(op.grid_dtype));
+  auto it = c.grids.find(op_grid_variant(op));
   if (it == c.grids.end()) return 1.0;
   const std::array<double, 4> x = grid_coordinates(op.op_class, op.shape);
   return it->second.factor(std::span<const double>(x.data(), static_cast<size_t>(op.shape.dims)));

@@ -40,8 +40,8 @@ std::array<double, 4> grid_coordinates(OpClass c, const OpShape& shape) {
 
 std::vector<std::string> grid_axes(OpClass c) {
   switch (c) {
-    case OpClass::kGemm:
-    case OpClass::kMoeGemm: return {"log2 m", "log2 n", "log2 k"};
+    case OpClass::kGemm: return {"log2 m", "log2 n", "log2 k"};
+    case OpClass::kMoeGemm: return {"log2 pairs per expert", "log2 expert width", "log2 hidden", "log2 experts touched"};
     case OpClass::kAttentionDecode: return {"log2 sequences", "log2 kv tokens", "log2 query heads", "log2 kv heads"};
     case OpClass::kAttentionPrefill: return {"log2 sequences", "log2 new tokens", "log2 query heads", "log2 kv heads"};
     case OpClass::kCollective: return {"log2 bytes", "ranks"};

@@ -334,47 +334,51 @@ class Builder {
         add("router", OpClass::kGemm, 2.0 * T_ * h_ * E,
             static_cast<double>(E * h_) * kAct + T_ * h_ * kAct + T_ * E * kLogit)
             .shape = OpShape{{T_, static_cast<double>(E), static_cast<double>(h_), 0}, 3};
-        add("topk", OpClass::kElementwise, 2.0 * T_ * E, T_ * E * kLogit + T_ * k * 8.0);
         module(kQuantExperts);
-        double touched = 0, rows = 0;
-        int64_t w = 0;
+        // One fused MoE forward (fused_moe.h): top-k over the router logits, the grouped GEMMs over
+        // the experts the straggler rank's tokens touch, activation and combine.
+        FusedMoeShape f;
+        f.hidden = h_;
+        f.experts = static_cast<int>(E);
+        f.top_k = static_cast<int>(k);
+        f.routing = o_.moe_routing.value_or(default_moe_routing(m_));
+        f.compute = quantized_now() ? o_.gemm_dtype : DType::kBF16;
+        if (!moe_format_of(o_.weights, quantized_now(), f.format)) f.format = MoeFormat::kBf16;
         if (ep_ > 1) {
           // Expert parallelism: whole experts, E/ep per GPU, each run over the tokens of every
           // data-parallel rank (assumed to carry this rank's batch).
-          const double ranks = static_cast<double>(dp_);
-          const double all_tokens = T_ * ranks;
-          w = s.expert_intermediate_size;
-          touched = expected_experts_touched(static_cast<int>(E), static_cast<int>(k),
-                                             static_cast<int64_t>(std::llround(all_tokens))) / ep_;
-          rows = all_tokens * k / ep_;
+          f.tokens = T_ * static_cast<double>(dp_);
+          f.width = s.expert_intermediate_size;
+          f.ep = ep_;
           // With one data-parallel rank every GPU of the TP group already holds every token (the
           // attention output is all-reduced), so each runs its local experts over all of them and
           // the MLP all-reduce that follows combines them: no all-to-all (vLLM's FusedMoE uses its
           // all-to-all kernels only when dp_size > 1 and EP is on; TensorRT-LLM with attention TP
           // and MoE EP likewise). With attention DP the ranks hold different tokens: dispatch and
           // combine each local token's hidden state to its k experts, (ep-1)/ep of it off-GPU.
+          // DeepEP's low-latency kernels serve decode-only steps, its normal kernels prefill
+          // (SGLang --deepep-mode auto; TensorRT-LLM's wide-EP likewise).
           if (dp_ > 1) {
-            const double a2a = 2.0 * (T_ / tp_) * k * h_ * kAct * (ep_ - 1) / ep_;
-            add("moe_all_to_all", OpClass::kCollective, 0, a2a, 2, Stream::kComm);
+            for (DeepEpPhase phase : {DeepEpPhase::kDispatch, DeepEpPhase::kCombine}) {
+              StepOp a2a = deepep_op(phase, Tp_ <= 0, T_ / tp_, static_cast<int>(k), h_, ep_);
+              a2a.layer_type = layer_type_;
+              a2a.group = group_;
+              a2a.repeat = repeat_;
+              out_.ops.push_back(a2a);
+            }
           }
         } else {
-          w = s.expert_intermediate_size / tp_;
-          touched = expected_experts_touched(static_cast<int>(E), static_cast<int>(k), s_.new_tokens());
-          rows = T_ * k;  // token-expert pairs
+          f.tokens = T_;
+          f.width = s.expert_intermediate_size / tp_;
         }
-        const double gate_up_bias = s.expert_bias ? 2.0 * w * kAct : 0.0;
-        const double per_expert_rows = touched > 0 ? rows / touched : rows;
-        StepOp& gu = add("experts_gate_up", OpClass::kMoeGemm, 2.0 * rows * h_ * 2 * w,
-                         touched * (weight_bytes(2 * w, h_, o_.weights, quantized_now()) + gate_up_bias) +
-                             rows * (h_ + 2 * w) * kAct);
-        gu.shape = OpShape{{per_expert_rows, 2.0 * w, static_cast<double>(h_), 0}, 3};
-        gu.grid_dtype = gu.dtype;
-        add("experts_act_mul", OpClass::kElementwise, 4.0 * rows * w, 3.0 * rows * w * kAct);
-        StepOp& dn = add("experts_down", OpClass::kMoeGemm, 2.0 * rows * w * h_,
-                         touched * weight_bytes(h_, w, o_.weights, quantized_now()) + rows * (w + h_) * kAct +
-                             rows * h_ * kAct);
-        dn.shape = OpShape{{per_expert_rows, static_cast<double>(h_), static_cast<double>(w), 0}, 3};
-        dn.grid_dtype = dn.dtype;
+        const double gate_up_bias = s.expert_bias ? 2.0 * f.width * kAct : 0.0;
+        f.expert_weight_bytes = weight_bytes(2 * f.width, h_, o_.weights, quantized_now()) + gate_up_bias +
+                                weight_bytes(h_, f.width, o_.weights, quantized_now());
+        StepOp op = fused_moe_op(f);
+        op.layer_type = layer_type_;
+        op.group = group_;
+        op.repeat = repeat_;
+        out_.ops.push_back(op);
         if (s.shared_intermediate_size > 0) {
           module(kQuantShared);
           const int64_t si = s.shared_intermediate_size / tp_;
@@ -483,6 +487,22 @@ int64_t chunked_causal_pairs(int64_t context, int64_t new_tokens, int64_t chunk)
     return q * (chunk * (chunk + 1) / 2) + r * (r + 1) / 2;
   };
   return S(context + new_tokens) - S(context);
+}
+
+StepOp deepep_op(DeepEpPhase phase, bool low_latency, double tokens, int top_k, int64_t hidden, int ep) {
+  const bool dispatch = phase == DeepEpPhase::kDispatch;
+  // dispatch: fp8 values + an fp32 scale per 128; combine: bf16
+  const double per_value = dispatch ? 1.0 + 4.0 / 128 : kAct;
+  const double payload = tokens * top_k * static_cast<double>(hidden) * per_value;
+  StepOp op;
+  op.name = dispatch ? "moe_dispatch" : "moe_combine";
+  op.op_class = OpClass::kCollective;
+  op.stream = Stream::kComm;
+  op.bytes = payload * (ep - 1) / std::max(1, ep);
+  op.shape = OpShape{{payload, static_cast<double>(ep), 0, 0}, 2};
+  op.grid_variant = low_latency ? (dispatch ? "deepep_ll_dispatch" : "deepep_ll_combine")
+                                : (dispatch ? "deepep_normal_dispatch" : "deepep_normal_combine");
+  return op;
 }
 
 double expected_experts_touched(int experts, int top_k, int64_t tokens) {

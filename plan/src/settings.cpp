@@ -312,6 +312,16 @@ std::vector<Setting> build_settings() {
        "Every tensor-parallel all-reduce through NCCL (the profile's collective class), not the engine's custom "
        "all-reduce",
        "", kSim}));
+  t.push_back(choice<&Scenario::engine, &EngineSettings::moe_routing>(
+      {"moe-routing", "engine", "moe_routing", "name",
+       "Expert routing the fused-MoE step cost assumes: the straggler rank's tokens under it set the expert GEMMs",
+       "unset means the published default: power-law-1.01 for DeepSeek-style (MLA) and hybrid models, "
+       "power-law-1.2 for other MoE models (AIConfigurator's choice)",
+       kSim},
+      std::vector<Named<MoeRouting>>{{"balanced", MoeRouting::kBalanced},
+                                     {"power-law-1.01", MoeRouting::kPowerLaw101},
+                                     {"power-law-1.2", MoeRouting::kPowerLaw12}},
+      {"balanced", "power-law-1.01", "power-law-1.2"}));
   t.push_back(text<&Scenario::engine, &EngineSettings::profile>(
       {"profile", "engine", "profile", "auto, published, datasheet or a file path",
        "Step-time source: auto, published, datasheet, a PerfProfile .json or a calibration .sqlite",

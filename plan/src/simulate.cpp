@@ -223,6 +223,7 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
   c.sample_interval_ns = sim::seconds_to_ns(wl.sample_interval_s);
   c.cost.cuda_graphs = e.cuda_graphs.value_or(!s.serving.enforce_eager);
   if (!e.disable_custom_all_reduce) c.cost.custom_all_reduce = engine_custom_all_reduce(s.serving.engine, s.gpu);
+  c.cost.moe_routing = e.moe_routing;
   c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
   if (!bench) drop_lock_step_terms(c.overheads);  // before the flags: a given term applies to any client
   // A profile fitted to the user's own runs (kvplan calibrate from-runs) carries its serving terms;
@@ -429,6 +430,7 @@ nlohmann::json step_json(const StepExplanation& e) {
                         {"time_ns", op.time_ns}, {"launch_ns", op.launch_ns}, {"limit", op.limit},
                         {"grid_factor", op.grid_factor}, {"flops", op.flops}, {"bytes", op.bytes},
                         {"source", op.source}});
+    if (!op.detail.empty()) j["ops"].back()["detail"] = op.detail;
   }
   j["sources"] = e.sources;
   return j;
@@ -453,6 +455,7 @@ std::string step_text(const StepExplanation& e) {
                        static_cast<double>(op.time_ns) / 1e3,
                        sum > 0 ? 100.0 * static_cast<double>(op.time_ns) / sum : 0.0, op.limit,
                        op.grid_factor == 1.0 ? std::string("-") : fmt::format("x{:.2f}", op.grid_factor), op.source);
+    if (!op.detail.empty()) out += fmt::format("      {} ({}): {}\n", op.op_class, op.detail, op.source);
   }
   out += fmt::format("\n  step time (critical path over compute, communication and copy streams): {:.1f} us\n",
                      static_cast<double>(b.total_ns) / 1e3);

@@ -132,6 +132,7 @@ StepOpsOptions step_ops_options(const ModelConfig& m, const GpuSpec& g, const Co
   ops.gemm_dtype = gemm_compute_dtype(o.weights.quant, g.peak_flops_fp8 > 0, g.peak_flops_int8 > 0,
                                       g.peak_flops(DType::kFp4E2M1) > g.peak_flops_fp8);
   ops.quant_mask = quantized_module_mask(m, o.weights);
+  ops.moe_routing = o.moe_routing;
   return ops;
 }
 
@@ -366,6 +367,12 @@ StepBreakdown StepCostModel::explain(const StepWork& work) const {
       c.stream = std::string(stream_name(op.stream));
       c.op_class = std::string(op_class_name(op.op_class));
       c.source = m.profile.at(op.op_class).source;
+      if (op.op_class == OpClass::kMoeGemm && op.moe_experts > 0) {
+        c.detail = fmt::format("{}, {}, {} of {} experts per token, straggler {:.1f}x mean",
+                               moe_format_label(static_cast<MoeFormat>(op.moe_format)),
+                               moe_routing_label(static_cast<MoeRouting>(op.moe_routing)), op.moe_top_k,
+                               op.moe_experts, op.moe_straggler);
+      }
       out.ops.push_back(std::move(c));
       ns.push_back(0);
     }

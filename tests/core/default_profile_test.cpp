@@ -10,7 +10,7 @@ namespace kvplan {
 namespace {
 
 TEST(DefaultProfile, PublishedGpusGetTheirOwnProfile) {
-  for (const char* id : {"h100-sxm", "h200", "a100-80gb", "l40s"}) {
+  for (const char* id : {"h100-sxm", "h200", "b200", "a100-80gb", "l40s"}) {
     ASSERT_NE(published_profile(id), nullptr) << id;
     ProfileChoice c = default_profile(resolve_gpu(id));
     EXPECT_EQ(c.kind, "published") << id;
@@ -33,11 +33,18 @@ TEST(DefaultProfile, OtherGpusGetTheNearestPublishedOneTransferred) {
   EXPECT_EQ(default_profile(resolve_gpu("a100-40gb")).from_gpu, "a100-80gb");
   // Ada L4: the L40S.
   EXPECT_EQ(default_profile(resolve_gpu("l4")).from_gpu, "l40s");
-  // Blackwell HBM has no published profile: the nearest NVIDIA HBM one, by roofs (B200: 8 TB/s -> H200).
-  ProfileChoice b200 = default_profile(resolve_gpu("b200"));
-  EXPECT_EQ(b200.from_gpu, "h200");
-  EXPECT_NE(b200.summary.find("same vendor and memory family (hbm), hopper -> blackwell"), std::string::npos)
-      << b200.summary;
+  // Blackwell: B200 is published, the B300 and GB200 carry its efficiencies (same architecture).
+  for (const char* id : {"b300", "gb200"}) {
+    ProfileChoice b = default_profile(resolve_gpu(id));
+    EXPECT_EQ(b.kind, "transferred") << id;
+    EXPECT_EQ(b.from_gpu, "b200") << id;
+    EXPECT_EQ(b.profile.at(OpClass::kGemm).source, "transferred (from b200)") << id;
+    EXPECT_EQ(b.profile.at(OpClass::kMoeGemm).source, "transferred (from b200)") << id;
+    EXPECT_NE(b.summary.find("same architecture, blackwell"), std::string::npos) << b.summary;
+  }
+  // Hopper H20 and H800 from the nearest published Hopper by roofs.
+  EXPECT_EQ(default_profile(resolve_gpu("h800")).from_gpu, "h100-sxm");
+  EXPECT_EQ(default_profile(resolve_gpu("h20")).profile.at(OpClass::kMoeGemm).source.rfind("transferred (from h", 0), 0u);
   // GDDR stays with GDDR: the RTX 4090 (Ada, GDDR6X) and the RTX 5090 (Blackwell, GDDR7) from the L40S.
   EXPECT_EQ(default_profile(resolve_gpu("rtx-4090")).from_gpu, "l40s");
   EXPECT_EQ(default_profile(resolve_gpu("rtx-5090")).from_gpu, "l40s");
@@ -59,7 +66,7 @@ TEST(DefaultProfile, AnotherVendorOrMemoryFamilyGetsTheDatasheet) {
 TEST(DefaultProfile, TransferWidensTheBandMoreTheFurtherItGoes) {
   EXPECT_EQ(nearest_published_gpu(resolve_gpu("h200")).band_widening, 1.0);
   const double same_arch = nearest_published_gpu(resolve_gpu("h20")).band_widening;
-  const double other_arch = nearest_published_gpu(resolve_gpu("b200")).band_widening;
+  const double other_arch = nearest_published_gpu(resolve_gpu("rtx-5090")).band_widening;  // Blackwell from Ada
   EXPECT_GT(same_arch, 1.0);
   EXPECT_GT(other_arch, same_arch);
   EXPECT_TRUE(nearest_published_gpu(resolve_gpu("mi300x")).gpu_id.empty());

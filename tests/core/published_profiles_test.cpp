@@ -11,14 +11,20 @@ namespace kvplan {
 namespace {
 
 TEST(PublishedProfile, OneProfilePerGpuWithTables) {
-  for (const char* id : {"h100-sxm", "h200", "a100-80gb", "l40s"}) {
+  for (const char* id : {"h100-sxm", "h200", "b200", "a100-80gb", "l40s"}) {
     const PerfProfile* p = published_profile(id);
     ASSERT_NE(p, nullptr) << id;
     EXPECT_EQ(p->gpu_id(), id);
     EXPECT_EQ(p->at(OpClass::kGemm).source.rfind("published (", 0), 0u) << p->at(OpClass::kGemm).source;
     EXPECT_EQ(p->at(OpClass::kSampling).source, "datasheet");  // no published rows: datasheet, said so
   }
-  EXPECT_EQ(published_profile("b200"), nullptr);
+  EXPECT_EQ(published_profile("b300"), nullptr);  // transferred from b200, never published itself
+  // The fused MoE and the collectives are published on the GPUs the AIConfigurator tables cover.
+  for (const char* id : {"h100-sxm", "h200", "b200"}) {
+    EXPECT_EQ(published_profile(id)->at(OpClass::kMoeGemm).source.rfind("published (aiconfigurator, vLLM 0.24.0", 0), 0u)
+        << id;
+    EXPECT_EQ(published_profile(id)->at(OpClass::kCollective).source.rfind("published (", 0), 0u) << id;
+  }
   EXPECT_EQ(published_profile(""), nullptr);
   EXPECT_EQ(published_profile("h100-sxm"), published_profile("h100-sxm"));  // parsed once
 }

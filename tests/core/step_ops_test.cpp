@@ -179,19 +179,36 @@ TEST(StepOpsMoe, ExpectedExpertsTouched) {
 
 TEST(StepOpsMoe, MixtralReadsOnlyTouchedExperts) {
   Fixture f("mixtral-8x7b");
-  f.builder.add_decode(100);  // T = 1: 2 experts touched
+  f.builder.add_decode(100);  // T = 1, top-2: 2 experts touched under any routing
   StepOps ops = f.build();
-  // gate_up per expert [2·14336, 4096] bf16 = 234,881,024 B; 2 touched; act 1·2·(4096 + 28672)·2
-  const StepOp& gu = op(ops, "experts_gate_up");
-  EXPECT_DOUBLE_EQ(gu.bytes, 2.0 * 2 * 14336 * 4096 * 2 + 2.0 * (4096 + 28672) * 2);
-  EXPECT_DOUBLE_EQ(gu.flops, 2.0 * 2 * 4096 * 28672);  // T·k rows
-  EXPECT_EQ(gu.op_class, OpClass::kMoeGemm);
+  // one expert's gate_up [2·14336, 4096] + down [4096, 14336] bf16 = 3·14336·4096·2 B; 2 touched;
+  // the token in and out 2·4096·2; per pair (h + 2w + 2w + w + w + h)·2 = (8192 + 86016)·2
+  const StepOp& moe = op(ops, "moe_gemm");
+  EXPECT_DOUBLE_EQ(moe.bytes, 2.0 * 3 * 14336 * 4096 * 2 + 2.0 * 4096 * 2 + 2.0 * (8192 + 6 * 14336) * 2);
+  EXPECT_DOUBLE_EQ(moe.flops, 2.0 * 2 * 4096 * (28672 + 14336));  // T·k pairs
+  EXPECT_EQ(moe.op_class, OpClass::kMoeGemm);
+  EXPECT_STREQ(moe.grid_variant, "bf16/power_law_1.2");  // Mixtral: the generic class's default
   f.builder.reset();
   for (int i = 0; i < 512; ++i) f.builder.add_decode(100);
-  ops = f.build();
-  // T = 512: all 8 experts (to 1e-9): 8 · 234,881,024 weight bytes + act 512·2·32768·2
-  EXPECT_NEAR(op(ops, "experts_gate_up").bytes, 8.0 * 234881024 + 512.0 * 2 * 32768 * 2, 1.0);
+  StepOpsOptions balanced;
+  balanced.moe_routing = MoeRouting::kBalanced;
+  ops = f.build(balanced);
+  // T = 512 spread round-robin: all 8 experts, 1024 pairs
+  EXPECT_DOUBLE_EQ(op(ops, "moe_gemm").bytes,
+                   8.0 * 3 * 14336 * 4096 * 2 + 512.0 * 4096 * 2 * 2 + 1024.0 * (8192 + 6 * 14336) * 2);
   EXPECT_FALSE(has_op(ops, "gate_up_proj"));
+}
+
+TEST(StepOpsMoe, DeepSeekV3AtBatchOneReadsOnlyItsEightExperts) {
+  Fixture f("deepseek-v3");
+  f.builder.add_decode(100);
+  StepOps ops = f.build();
+  const StepOp& moe = op(ops, "moe_gemm");
+  // 8 of 256 experts: each gate_up [4096, 7168] + down [7168, 2048] in bf16 (the Fixture's weights)
+  // = 3·7168·2048·2 = 88,080,384 B; the token in/out 2·7168·2; 8 pairs of (2·7168 + 6·2048)·2 B
+  EXPECT_DOUBLE_EQ(moe.bytes, 8.0 * 88080384 + 2.0 * 7168 * 2 + 8.0 * (2 * 7168 + 6 * 2048) * 2);
+  EXPECT_DOUBLE_EQ(moe.shape.v[3], 8.0);  // experts touched
+  EXPECT_STREQ(moe.grid_variant, "bf16/power_law_1.01");  // MLA model: DeepSeek's default
 }
 
 TEST(StepOpsMoe, ExpertParallelNeedsAnAllToAllOnlyWithDataParallelAttention) {
@@ -201,17 +218,25 @@ TEST(StepOpsMoe, ExpertParallelNeedsAnAllToAllOnlyWithDataParallelAttention) {
   f.parallel.expert_parallel = true;
   f.builder.add_decode(100);
   StepOps ops = f.build();
-  EXPECT_FALSE(has_op(ops, "moe_all_to_all"));
+  EXPECT_FALSE(has_op(ops, "moe_dispatch"));
+  EXPECT_FALSE(has_op(ops, "moe_combine"));
   EXPECT_TRUE(has_op(ops, "mlp_all_reduce"));
-  // one token: 2 experts touched of 8, a quarter of them here: 0.5 x the whole [28672, 4096] bf16
-  EXPECT_NEAR(op(ops, "experts_gate_up").bytes, 0.5 * 2 * 14336 * 4096 * 2 + 0.5 * (4096 + 28672) * 2, 1.0);
-  // DP 4 x EP 4 (data-parallel attention): ranks hold different tokens, so an all-to-all
-  // dispatches and combines: 2 x T x k x hidden x 2 B x 3/4 = 2 x 1 x 2 x 4096 x 2 x 0.75
+  // one token, balanced: its 2 pairs land on 2 of the 4 ranks; the straggler computes 1 pair
+  // through 1 local expert: 3·14336·4096·2 B, the token in/out, one pair's activations
+  StepOpsOptions balanced;
+  balanced.moe_routing = MoeRouting::kBalanced;
+  ops = f.build(balanced);
+  EXPECT_DOUBLE_EQ(op(ops, "moe_gemm").bytes, 3.0 * 14336 * 4096 * 2 + 2.0 * 4096 * 2 + (8192 + 6.0 * 14336) * 2);
+  // DP 4 x EP 4 (data-parallel attention): ranks hold different tokens, so DeepEP dispatches
+  // (fp8 + a 4-byte scale per 128) and combines (bf16) T x k x hidden values, 3/4 of them off-GPU
   f.parallel = Parallelism{.tensor_parallel = 1, .data_parallel = 4, .expert_parallel = true};
   f.layout = build_kv_layout(f.model, f.scheme, f.parallel);
   ops = f.build();
-  ASSERT_TRUE(has_op(ops, "moe_all_to_all"));
-  EXPECT_DOUBLE_EQ(op(ops, "moe_all_to_all").bytes, 2.0 * 1 * 2 * 4096 * 2 * 0.75);
+  ASSERT_TRUE(has_op(ops, "moe_dispatch"));
+  ASSERT_TRUE(has_op(ops, "moe_combine"));
+  EXPECT_DOUBLE_EQ(op(ops, "moe_dispatch").bytes, 1.0 * 2 * 4096 * (1 + 4.0 / 128) * 0.75);
+  EXPECT_DOUBLE_EQ(op(ops, "moe_combine").bytes, 1.0 * 2 * 4096 * 2 * 0.75);
+  EXPECT_STREQ(op(ops, "moe_dispatch").grid_variant, "deepep_ll_dispatch");  // a decode-only step
 }
 
 TEST(StepOpsMla, DeepSeekV3DecodeReadsTheLatent) {

@@ -432,3 +432,29 @@ TEST(CostModelSources, ListsEveryClass) {
 
 }  // namespace
 }  // namespace kvplan::sim
+
+namespace kvplan::sim {
+namespace {
+
+TEST(CostModelMoe, ExplainNamesTheRoutingFormatAndStraggler) {
+  Bench s("deepseek-v3", 1, "h200");
+  CostOptions o;
+  const StepBreakdown b = s.make(o).explain(work(std::vector<int64_t>{100}));
+  bool seen = false;
+  for (const OpCost& op : b.ops) {
+    if (op.op_class != "moe_gemm") continue;
+    seen = true;
+    // one token: its 8 experts of 256, so the straggler is the mean; DeepSeek's default routing
+    EXPECT_EQ(op.detail, "bf16, power-law 1.01, 8 of 256 experts per token, straggler 1.0x mean");
+  }
+  EXPECT_TRUE(seen);
+  o.moe_routing = MoeRouting::kBalanced;
+  for (const OpCost& op : s.make(o).explain(work(std::vector<int64_t>{100})).ops) {
+    if (op.op_class == "moe_gemm") {
+      EXPECT_EQ(op.detail.find("bf16, balanced, 8 of 256"), 0u) << op.detail;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvplan::sim

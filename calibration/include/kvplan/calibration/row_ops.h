@@ -32,6 +32,17 @@ StepOp prefill_attention_op(double batch, double new_tokens, int num_heads, int 
 
 // Ring all-reduce of `payload_bytes` per GPU over `ranks` GPUs: bytes 2·(ranks−1)/ranks · payload on
 // the comm stream. Shape {payload, ranks}.
+// One vLLM FusedMoE forward of the published MoE table (README §6a): `tokens` entering the GPU,
+// the model's full hidden / inter / experts / top-k, split by moe_tp (inter) or moe_ep (experts);
+// gated (SwiGLU) experts stored in `format`.
+StepOp fused_moe_row_op(double tokens, int64_t hidden, int64_t inter, int top_k, int experts, int moe_tp, int moe_ep,
+                        MoeFormat format, MoeRouting routing);
+// One NCCL collective over `ranks` GPUs of a `total_bytes` buffer (nccl-tests' size: the gathered
+// output of all_gather, the full input of reduce_scatter): the bytes each rank sends, as the ring
+// algorithms move them, 2(n-1)/n of the buffer for all_reduce and (n-1)/n for the others.
+// all_reduce keeps the "bf16" grid variant of the existing all-reduce rows; the others have their own.
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+StepOp collective_op(CollectiveKind kind, double total_bytes, int ranks);
 StepOp all_reduce_op(double payload_bytes, int ranks);
 
 // Elementwise operators (no grid). step_ops' RMSNorm is the fused add + norm (read x and the

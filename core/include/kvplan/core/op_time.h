@@ -26,7 +26,11 @@ double stream_bandwidth(const GpuSpec& gpu, Stream stream);
 // no floor, no launch overhead. 0 for an operator with neither FLOPs nor bytes.
 double op_roofline_s(const OpClassProfile& c, const GpuSpec& gpu, const StepOp& op);
 
-// The class's grid correction for this operator's shape and variant (dtype_name(op.grid_dtype));
+// The grid variant an operator is looked up under: op.grid_variant when set, else
+// dtype_name(op.grid_dtype).
+std::string_view op_grid_variant(const StepOp& op);
+
+// The class's grid correction for this operator's shape and variant (op_grid_variant);
 // 1 when the operator has no shape or the class no grid for the variant.
 double op_grid_factor(const OpClassProfile& c, const StepOp& op);
 

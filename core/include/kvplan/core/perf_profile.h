@@ -66,7 +66,8 @@ struct EfficiencyCurve {
 };
 
 // The shape of one operator instance, for the correction grids (per GPU):
-//   gemm, moe_gemm:    {m, n, k}  rows (tokens), output features, input features
+//   gemm:              {m, n, k}  rows (tokens), output features, input features
+//   moe_gemm:          {straggler pairs per touched expert, expert width per GPU, hidden, experts touched}
 //   attention_decode:  {sequences, kv tokens per sequence, query heads, kv heads}
 //   attention_prefill: {sequences, new tokens per sequence, query heads, kv heads}
 //   collective:        {bytes, ranks}

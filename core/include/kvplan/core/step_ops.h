@@ -17,11 +17,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kvplan/core/dtype.h"
+#include "kvplan/core/fused_moe.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/kv_scheme.h"
 #include "kvplan/core/model_config.h"
@@ -112,6 +114,15 @@ struct StepOp {
   int critical_ctas = 0;      // CTAs that can share the longest sequence (0: no limit)
   OpShape shape;              // for the profile's correction grids (perf_profile.h)
   DType grid_dtype = DType::kBF16;  // grid variant: GEMM compute dtype, attention KV dtype
+  // Static name of the grid variant when it is not a dtype name (moe_gemm: "fp8_block/power_law_1.01").
+  const char* grid_variant = nullptr;
+  // moe_gemm only (fused_moe.h), for explanations: routed experts, top-k, the straggler rank's
+  // pairs per the mean, the MoeRouting and the MoeFormat.
+  int moe_experts = 0;
+  int moe_top_k = 0;
+  double moe_straggler = 0;
+  uint8_t moe_routing = 0;
+  uint8_t moe_format = 0;
   int kernels = 1;            // kernel launches per instance
   int layer_type = -1;        // StepOps::types index; -1: once per step
   int group = -1;             // KvLayout group index, for names like attention_decode(mla)
@@ -159,11 +170,20 @@ struct StepOpsOptions {
   std::vector<uint8_t> quant_mask;
   int pipeline_stage = 0;    // layers of this stage (pipeline_stage_layers); embedding on stage 0
   bool force_head = false;   // add LM head + sampling even if this is not the last stage
+  // Expert routing the fused MoE is costed under (fused_moe.h); nullopt: default_moe_routing(model).
+  std::optional<MoeRouting> moe_routing;
 };
 
 // Expected distinct experts touched when `tokens` tokens each pick `top_k` of `experts` uniformly
 // and independently: E · (1 − (1 − k/E)^T). T = 1 gives k; large T gives E.
 double expected_experts_touched(int experts, int top_k, int64_t tokens);
+
+// DeepEP's expert dispatch (token hidden states to the ranks of their top-k experts, fp8 with one
+// fp32 scale per 128 values) or combine (the experts' bf16 outputs back): per rank, `tokens` local
+// tokens x top_k copies of `hidden` values, (ep-1)/ep of them off-GPU. Low-latency mode (decode) or
+// normal mode (prefill): each its own grid variant ("deepep_ll_dispatch", ...). Shape: payload bytes, ranks.
+enum class DeepEpPhase { kDispatch, kCombine };
+StepOp deepep_op(DeepEpPhase phase, bool low_latency, double tokens, int top_k, int64_t hidden, int ep);
 
 // The layout must come from build_kv_layout(model, scheme, parallel, options.pipeline_stage).
 StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "kvplan/core/dtype.h"
+#include "kvplan/core/fused_moe.h"
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/kv_scheme.h"
 #include "kvplan/core/length_distribution.h"
@@ -83,6 +84,7 @@ struct EngineSettings {
   std::optional<double> step_time_factor;       // nullopt: the engine's fitted default
   std::optional<double> prefill_time_factor;    // nullopt: the engine's fitted default (step_time_factor if given)
   bool disable_custom_all_reduce = false;       // every TP all-reduce through NCCL (the profile's class)
+  std::optional<MoeRouting> moe_routing;        // nullopt: default_moe_routing(model) (core/fused_moe.h)
   std::string profile;  // step-time source: "" (auto), auto, published, datasheet, or a file
 };
 

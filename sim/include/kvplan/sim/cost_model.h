@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kvplan/core/custom_all_reduce.h"
+#include "kvplan/core/fused_moe.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/sim/step_timer.h"
 #include "kvplan/sim/time.h"
@@ -48,6 +49,8 @@ struct CostOptions {
   // class (NCCL). nullopt: the profile prices every collective. Front ends set
   // engine_custom_all_reduce(engine, gpu).
   std::optional<CustomAllReduce> custom_all_reduce;
+  // Expert routing of the fused MoE (core/fused_moe.h); nullopt: default_moe_routing(model).
+  std::optional<MoeRouting> moe_routing;
 };
 
 // One operator's cost in a step, for explanations (CLI --explain, GUI, docs).
@@ -63,6 +66,9 @@ struct OpCost {
   std::string limit;       // what sets one instance's time: "compute", "memory" or "floor"
   double grid_factor = 1;  // measured shape correction applied (1: none)
   std::string source;      // "measured (...)", "published (...)", "transferred (from X)", "datasheet"
+  // What the class curve was applied to, where that is more than a shape: for moe_gemm
+  // "fp8 block, power-law 1.01, 8 of 256 experts per token, straggler 1.6x mean".
+  std::string detail;
 };
 
 struct StepBreakdown {
