@@ -399,6 +399,21 @@ int validate_h200(const std::string& data) {
   return 0;
 }
 
+// Whether the shipped terms of `engine` are this regime's fit, to the digits
+// `--fit-overheads` prints (and the same bench start rule).
+bool shipped_matches(const std::string& engine, const Regime& g) {
+  const Terms& t = g.fit.at(engine);
+  const kvplan::Engine e = kvplan::parse_engine(engine);
+  const sim::ServingOverheads d = sim::default_serving_overheads(e, true);
+  return std::llround(sim::ns_to_ms(d.request.ns) * 1000) == std::llround(t.request_ms * 1000) &&
+         std::llround(sim::ns_to_ms(d.request_per_in_flight.ns) * 1000) == std::llround(t.per_in_flight_ms * 1000) &&
+         std::llround(d.request_per_in_flight_prefill_share.value * 10000) == std::llround(t.prefill_share * 10000) &&
+         std::llround(sim::ns_to_ms(d.step.ns) * 1000) == std::llround(t.step_ms * 1000) &&
+         std::llround(d.step_factor.value * 1000) == std::llround(t.factor * 1000) &&
+         std::llround(d.prefill_step_factor.value * 1000) == std::llround(t.prefill_factor * 1000) &&
+         sim::bench_start_name(sim::default_bench_start(e)) == g.name;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -409,6 +424,10 @@ int main(int argc, char** argv) {
   bool write_band_flag = false;
   std::string gpu_flag;
   bool fit_overheads_flag = false;
+  // --check-shipped: exit 1 when a chosen fit differs from the shipped terms (a stale constant in
+  // sim/src/serving_overheads.cpp); --engine E: only that engine's rows (the test runs SGLang's).
+  bool check_shipped = false;
+  std::string engine_flag;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) data = argv[++i];
@@ -421,10 +440,13 @@ int main(int argc, char** argv) {
     else if (a == "--split-prefill-factor") g_split_prefill = true;
     else if (a == "--trtllm-aic-schedule") g_trtllm_aic = true;
     else if (a == "--gpu" && i + 1 < argc) gpu_flag = argv[++i];
+    else if (a == "--check-shipped") check_shipped = true;
+    else if (a == "--engine" && i + 1 < argc) engine_flag = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--profile P] [--write-band] "
-                   "[--fit-overheads] [--split-prefill-factor] [--trtllm-aic-schedule] [--gpu h200]\n");
+                   "[--fit-overheads] [--split-prefill-factor] [--trtllm-aic-schedule] [--gpu h200] [--engine E] "
+                   "[--check-shipped]\n");
       return 2;
     }
   }
@@ -454,6 +476,11 @@ int main(int argc, char** argv) {
                                                                     : e2e_path);
     kvplan::bench::mark_inconsistent_runs(cases);  // before any simulation: measured numbers only
     if (g_trtllm_aic) apply_trtllm_aic_schedule(cases);
+    if (!engine_flag.empty()) {
+      // Each engine's terms are fitted on its own rows, so one engine's fit is the same alone.
+      std::erase_if(cases, [&](const ServingCase& c) { return c.engine != engine_flag; });
+      if (cases.empty()) throw kvplan::ConfigError("--engine " + engine_flag + ": no rows of that engine");
+    }
   } catch (const kvplan::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
@@ -517,15 +544,7 @@ int main(int argc, char** argv) {
     for (const auto& [engine, t] : g->fit) {
       const kvplan::Engine e = kvplan::parse_engine(engine);
       const sim::ServingOverheads d = sim::default_serving_overheads(e, true);
-      const bool same = std::llround(sim::ns_to_ms(d.request.ns) * 1000) == std::llround(t.request_ms * 1000) &&
-                        std::llround(sim::ns_to_ms(d.request_per_in_flight.ns) * 1000) ==
-                            std::llround(t.per_in_flight_ms * 1000) &&
-                        std::llround(d.request_per_in_flight_prefill_share.value * 10000) ==
-                            std::llround(t.prefill_share * 10000) &&
-                        std::llround(sim::ns_to_ms(d.step.ns) * 1000) == std::llround(t.step_ms * 1000) &&
-                        std::llround(d.step_factor.value * 1000) == std::llround(t.factor * 1000) &&
-                        std::llround(d.prefill_step_factor.value * 1000) == std::llround(t.prefill_factor * 1000) &&
-                        sim::bench_start_name(sim::default_bench_start(e)) == g->name;
+      const bool same = shipped_matches(engine, *g);
       const bool is_chosen = chosen[engine] == g;
       const sim::StepTermsFit& st = g->step.at(engine);
       const size_t request_rows = g->request.count(engine) ? g->request.at(engine).rows : 0;
@@ -546,6 +565,20 @@ int main(int argc, char** argv) {
     }
   }
   if (fit_overheads_flag) print_fitted_source(chosen, cases);
+  if (check_shipped) {
+    std::vector<std::string> stale;
+    for (const auto& [engine, g] : chosen) {
+      if (!shipped_matches(engine, *g)) stale.push_back(engine);
+    }
+    if (!stale.empty()) {
+      fmt::print("STALE: the shipped terms of {} differ from what the fit gives now: rerun "
+                 "`kvplan_validate_serving --fit-overheads` and paste its lines into sim/src/serving_overheads.cpp\n",
+                 fmt::join(stale, ", "));
+      return 1;
+    }
+    fmt::print("shipped terms match the fit for every engine fitted\n");
+    return 0;
+  }
   std::vector<Result> chosen_results;
   for (size_t i = 0; i < runnable.size(); ++i) {
     const Regime* g = chosen.count(runnable[i]->engine) ? chosen[runnable[i]->engine] : &staggered;

@@ -29,6 +29,17 @@ TEST(PublishedProfile, OneProfilePerGpuWithTables) {
   EXPECT_EQ(published_profile("h100-sxm"), published_profile("h100-sxm"));  // parsed once
 }
 
+// Every H100 answer carries the whole-model band of this profile. scripts/fit_published_profiles.sh
+// used to rewrite the profile without it (issue 27), so a refit silently dropped the band from
+// every answer; the script now measures and writes it in the same command and refuses to finish
+// without it, and this pins that the shipped file has it.
+TEST(PublishedProfile, H100CarriesItsWholeModelBand) {
+  const ProfileBand& band = published_profile("h100-sxm")->band();
+  EXPECT_GT(band.ttft_p90_rel_error, 0);
+  EXPECT_GT(band.tpot_p90_rel_error, 0);
+  EXPECT_NE(band.how.find("held-out whole-model runs"), std::string::npos) << band.how;
+}
+
 TEST(PublishedProfile, JsonRoundTripKeepsEverything) {
   const PerfProfile& p = *published_profile("h100-sxm");
   const PerfProfile back = PerfProfile::from_json(p.to_json(), "round trip");
