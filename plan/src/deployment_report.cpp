@@ -2,6 +2,7 @@
 // binding constraints, every candidate with --explain), JSON and CSV (deployment.h).
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -81,10 +82,44 @@ nlohmann::json deployment_plan_json(const DeploymentPlan& p) {
   j["front"] = p.front;
   j["token_front"] = p.token_front;
   j["notes"] = p.notes;
+  j["cost_basis"] = deployment_cost_basis_lines(p);
   nlohmann::json all = nlohmann::json::array();
   for (const DeploymentCandidate& c : p.candidates) all.push_back(candidate_json(c));
   j["candidates"] = all;
   return j;
+}
+
+std::vector<std::string> deployment_cost_basis_lines(const DeploymentPlan& p) {
+  // Candidates costed by at least one simulation (searched or pruned by a probe) carry their kind.
+  std::set<std::string> datasheet, validated;
+  for (const DeploymentCandidate& c : p.candidates) {
+    if (c.step_time_kind.empty()) continue;
+    (c.step_time_kind == "datasheet" ? datasheet : validated).insert(c.gpu);
+  }
+  for (const std::string& g : validated) datasheet.erase(g);
+  std::vector<std::string> out;
+  if (datasheet.empty()) return out;
+  out.push_back(fmt::format("COST BASIS: {} {} costed with datasheet efficiencies only (no measured or published "
+                            "operator timings, no validation band: unvalidated); {}",
+                            fmt::join(datasheet, ", "), datasheet.size() == 1 ? "is" : "are",
+                            validated.empty() ? std::string("no candidate has validated step times")
+                                              : fmt::format("{} from published or measured timings (or transferred "
+                                                            "from them)",
+                                                            fmt::join(validated, ", "))));
+  if (p.cheapest && p.candidates[*p.cheapest].step_time_kind == "datasheet" && !validated.empty()) {
+    const DeploymentCandidate* next = nullptr;  // the cheapest with validated step times
+    for (const DeploymentCandidate& c : p.candidates) {
+      if (c.capacity <= 0 || c.replicas <= 0 || c.step_time_kind.empty() || c.step_time_kind == "datasheet") continue;
+      if (next == nullptr || c.usd_per_hour < next->usd_per_hour) next = &c;
+    }
+    out.push_back(fmt::format(
+        "WARNING: the cheapest deployment below ({}) ranks first on unvalidated datasheet costs{}",
+        p.candidates[*p.cheapest].gpu,
+        next == nullptr ? std::string()
+                        : fmt::format("; the cheapest with validated step times is {} replica{} of {} at ${:.2f}/hour",
+                                      next->replicas, next->replicas == 1 ? "" : "s", next->label, next->usd_per_hour)));
+  }
+  return out;
 }
 
 std::vector<std::string> deployment_cheapest_lines(const DeploymentPlan& p) {
@@ -118,6 +153,7 @@ std::string deployment_plan_text(const DeploymentPlan& p, bool explain) {
   std::string out;
   const char* unit = p.users ? "users" : "req/s";
   if (p.partial) out += "PARTIAL: the search was stopped; candidates not reached are listed as such.\n";
+  for (const std::string& line : deployment_cost_basis_lines(p)) out += line + "\n";
   const std::vector<std::string> cheapest = deployment_cheapest_lines(p);
   for (size_t k = 0; k < cheapest.size(); ++k) out += (k == 0 ? "" : "  ") + cheapest[k] + "\n";
   size_t searched = 0;

@@ -232,9 +232,14 @@ nlohmann::json evaluate_candidate(const DeploymentSearch& q, const DeploymentCan
   if (matters) {
     // One simulation at that load: a failure there is a failure at every higher load (the
     // capacity search's own assumption), so the full search could not reach it either.
-    const sim::CapacityProbe p = sim::probe_load(simulation_config(s), *matters);
+    const sim::SimulationConfig config = simulation_config(s);
+    const sim::CapacityProbe p = sim::probe_load(config, *matters);
     ++probes;
     if (!p.meets) {
+      // The probe's step times rank this candidate too: their source is said (cost basis lines).
+      const sim::StepTimeSource source = sim::resolve_step_time_source(config);
+      r["step_time_source"] = source.summary;
+      r["step_time_kind"] = source.kind;
       r["status"] = "pruned";
       r["why"] = fmt::format("fails the SLO at {:g} {} per replica (p90 TTFT {:.0f} ms, p90 TPOT {:.1f} ms); to matter {}{}{}",
                              p.load, users ? "users" : "req/s", p.summary.ttft_ms.p90, p.summary.tpot_ms.p90,
@@ -276,6 +281,10 @@ void apply_result(DeploymentCandidate& c, const nlohmann::json& r, bool users, d
   c.probes = r.at("probes").get<int>();
   if (c.status == "pruned") {
     c.why = r.at("why").get<std::string>();
+    if (r.contains("step_time_kind")) {  // pruned by a probe, whose step times decided it
+      c.step_time_source = r.at("step_time_source").get<std::string>();
+      c.step_time_kind = r.at("step_time_kind").get<std::string>();
+    }
     return;
   }
   c.capacity = r.at("capacity").get<double>();

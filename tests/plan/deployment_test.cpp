@@ -272,6 +272,50 @@ TEST(DeploymentSearch, CheapestLinesAreTheTextsFirstLines) {
                                                  p.candidates.size())});
 }
 
+// A GPU whose step times are datasheet efficiencies only (MI300X: no published or measured
+// operator table) used to win the ranking without a word in the answer's first lines (issue 26).
+// By hand: mi300x is the cheapest at $100/hour on datasheet costs; h100-sxm at $120/hour has
+// published ones; an l4 that was never simulated (no kind) says nothing.
+TEST(DeploymentSearch, ADatasheetOnlyCheapestIsSaidInTheFirstLines) {
+  DeploymentPlan p;
+  p.users = true;
+  p.target = 100;
+  auto add = [&](const std::string& gpu, const std::string& kind, double usd_per_hour) {
+    DeploymentCandidate c;
+    c.gpu = gpu;
+    c.label = "1 x " + gpu + ", tp1 pp1";
+    c.status = kind.empty() ? "does_not_fit" : "searched";
+    c.step_time_kind = kind;
+    c.capacity = kind.empty() ? 0 : 50;
+    c.replicas = kind.empty() ? 0 : 2;
+    c.served = c.capacity * static_cast<double>(c.replicas);
+    c.usd_per_hour = usd_per_hour;
+    c.gpus_per_replica = 1;
+    p.candidates.push_back(c);
+  };
+  add("mi300x", "datasheet", 100);
+  add("h100-sxm", "published", 120);
+  add("l4", "", 0);
+  p.cheapest = 0;
+  const std::vector<std::string> basis = deployment_cost_basis_lines(p);
+  ASSERT_EQ(basis.size(), 2u);
+  EXPECT_EQ(basis[0].rfind("COST BASIS: mi300x is costed with datasheet efficiencies only", 0), 0u) << basis[0];
+  EXPECT_NE(basis[0].find("h100-sxm from published or measured timings"), std::string::npos) << basis[0];
+  EXPECT_EQ(basis[0].find("l4"), std::string::npos) << basis[0];
+  EXPECT_NE(basis[1].find("ranks first on unvalidated datasheet costs; the cheapest with validated step times is 2 "
+                          "replicas of 1 x h100-sxm, tp1 pp1 at $120.00/hour"),
+            std::string::npos)
+      << basis[1];
+  EXPECT_EQ(deployment_plan_text(p, false).rfind(basis[0] + "\n" + basis[1] + "\n", 0), 0u);
+  EXPECT_EQ(deployment_plan_json(p).at("cost_basis").size(), 2u);
+  // The published GPU cheapest: the datasheet GPU is still named, without the ranking warning.
+  p.cheapest = 1;
+  EXPECT_EQ(deployment_cost_basis_lines(p).size(), 1u);
+  // Nothing on datasheet costs: nothing said.
+  p.candidates[0].step_time_kind = "transferred";
+  EXPECT_TRUE(deployment_cost_basis_lines(p).empty());
+}
+
 TEST(DeploymentSearch, WeightsThatDoNotFitAreNeverSimulated) {
   DeploymentSearch q = small_search();
   set_values(q.base, {{"model", "llama-3.1-70b"}});

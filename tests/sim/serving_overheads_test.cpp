@@ -19,7 +19,7 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
     const ServingOverheads o = default_serving_overheads(e, true);
     EXPECT_GT(o.request.ns, 0) << engine_name(e);
-    EXPECT_GT(o.step.ns, 0) << engine_name(e);
+    EXPECT_GE(o.step.ns, 0) << engine_name(e);  // the fit keeps it >= 0 (vLLM's is 0 since 2026-12-03)
     EXPECT_TRUE(contains(o.request.source, "aiconfigurator H100 e2e set")) << o.request.source;
     EXPECT_TRUE(contains(o.step.source, "fit half, in-sample")) << o.step.source;
     EXPECT_GT(o.step_factor.value, 0.5) << engine_name(e);
@@ -28,13 +28,13 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   }
   // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
   // serving"); the tool says "matches this fit" for each engine when they are current.
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 106'357'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 102'487'000);
   EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 0);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0552);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight_prefill_share.value, 0.0754);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.937);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 568'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 100'545'000);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0551);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight_prefill_share.value, 0.0753);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.927);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 0);
+  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 100'512'000);
   for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
     const ServingOverheads o = default_serving_overheads(e, true);
     EXPECT_TRUE(contains(o.request_per_in_flight_prefill_share.source, "fit half, in-sample"))

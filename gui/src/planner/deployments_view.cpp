@@ -42,13 +42,15 @@ QString html_lines(const std::vector<std::string>& lines, const std::string& ste
   QString out;
   for (size_t k = 0; k < lines.size(); ++k) {
     QString line = QString::fromStdString(lines[k]).toHtmlEscaped();
-    if (k == 0) line = QStringLiteral("<b>%1</b>").arg(line);
+    if (lines[k].rfind("cheapest deployment", 0) == 0 || lines[k].rfind("no candidate", 0) == 0) {
+      line = QStringLiteral("<b>%1</b>").arg(line);
+    }
     if (lines[k].rfind("step times: ", 0) == 0) {
       line = QStringLiteral("step times (<b>%1</b>): %2")
                  .arg(QString::fromStdString(step_time_kind).toHtmlEscaped(),
                       QString::fromStdString(lines[k].substr(12)).toHtmlEscaped());
     }
-    if (lines[k].rfind("WARNING", 0) == 0) line = QStringLiteral("<span style='color:#b00000'><b>%1</b></span>").arg(line);
+    if (lines[k].rfind("WARNING", 0) == 0 || lines[k].rfind("COST BASIS", 0) == 0) line = QStringLiteral("<span style='color:#b00000'><b>%1</b></span>").arg(line);
     out += (k == 0 ? QString() : QStringLiteral("<br>")) + line;
   }
   return out;
@@ -268,7 +270,9 @@ void DeploymentsView::show_plan(const plan::DeploymentSearch& q, plan::Deploymen
       if (at != front.end()) activate_front_point(static_cast<int>(at - front.begin()));
     });
   }
-  const std::vector<std::string> lines = plan::deployment_cheapest_lines(shown);
+  // What the ranking's costs rest on first (datasheet-only GPUs), then the cheapest deployment.
+  std::vector<std::string> lines = plan::deployment_cost_basis_lines(shown);
+  for (std::string& line : plan::deployment_cheapest_lines(shown)) lines.push_back(std::move(line));
   cheapest_->setText(html_lines(lines, shown.cheapest ? shown.candidates[*shown.cheapest].step_time_kind : std::string()));
   cheapest_plain_.clear();
   for (const std::string& line : lines) cheapest_plain_ += QString::fromStdString(line) + QStringLiteral("\n");

@@ -167,6 +167,11 @@ nlohmann::json deployment_plan_json(const DeploymentPlan& p);
 // user and the price's source, the step times' source, and a WARNING line when those are datasheet
 // estimates. One line saying no candidate serves any load when there is no cheapest.
 std::vector<std::string> deployment_cheapest_lines(const DeploymentPlan& p);
+// What the ranking's costs rest on, for the answer's first lines: the GPUs whose step times are
+// datasheet efficiencies only (no measured or published timings, no validation band), and a
+// warning when such a GPU is ranked cheapest above one with validated costs. Empty when every
+// costed candidate's step times are measured, published or transferred from published ones.
+std::vector<std::string> deployment_cost_basis_lines(const DeploymentPlan& p);
 // The cheapest deployment, the front with each point's binding constraint, then (explain) every
 // candidate with its status and why.
 std::string deployment_plan_text(const DeploymentPlan& p, bool explain);
