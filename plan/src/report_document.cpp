@@ -180,7 +180,8 @@ ReportSection assumptions_section(const ReportInput& in) {
   ReportSection s{"Assumptions and sources", {}, {}};
   s.paragraphs.push_back(
       "Source words: measured (a kvplan calibration run on this GPU), published (fitted from public measurements, "
-      "data/measurements), transferred (a profile of another GPU scaled to this one), datasheet "
+      "data/measurements), fitted to your runs (kvplan calibrate from-runs on a deployment's own benchmark runs), "
+      "transferred (a profile of another GPU scaled to this one), datasheet "
       "(vendor figures, or the datasheet-default cost model), config (the model's published config), computed "
       "(exact arithmetic on the shapes), estimate (kvplan's approximation), input (set by the scenario).");
   ReportTable t{{"what", "value", "source", "note"}, {}};
