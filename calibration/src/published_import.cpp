@@ -1,4 +1,5 @@
-// Published operator tables -> calibration runs (published_import.h). Facts about each source
+// Published operator tables -> calibration runs (published_import.h): the dispatch by file name and
+// aiconfigurator's tables (Vidur's are in published_import_vidur.cpp). Facts about each source
 // (device strings, dates, snapshots, blobs) are from data/measurements/README.md.
 #include "kvplan/calibration/published_import.h"
 
@@ -10,20 +11,25 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "csv_reader.h"
 #include "kvplan/calibration/row_ops.h"
 #include "kvplan/core/build_info.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/fused_moe.h"
+#include "published_tables.h"
 
 namespace kvplan::calibration {
 
 namespace {
 
+using internal::add_kernel;
+using internal::add_row;
 using internal::CsvReader;
+using internal::kNsPerMs;
+using internal::published_info;
+using internal::Runs;
+using internal::TableSink;
 using Json = nlohmann::json;
 
-constexpr double kNsPerMs = 1e6;
 constexpr int kAicHeadDim = 128;  // every aiconfigurator row kept in data/measurements (README §1)
 
 // aiconfigurator's GPU keys: the device string its collector logged and kvplan's preset.
@@ -54,7 +60,6 @@ constexpr AicVersion kAicVersions[] = {{"0.24.0", "2026-07-13T00:00:00Z", 1}, {"
 constexpr double kL40sL2Bytes = 96.0 * 1024 * 1024;
 constexpr double kL2IrrelevantBytes = 1024.0 * 1024;
 constexpr const char* kAicSnapshot = "ai-dynamo/aiconfigurator@095f58a51c4c";
-constexpr const char* kVidurSnapshot = "microsoft/vidur@7d47513363ec";
 
 // Git blobs (first 12 hex) of the parquet tables, by "<gpu key>/<family>/<version>".
 const std::map<std::string, std::string>& aic_blobs() {
@@ -97,57 +102,6 @@ bool kind_of(const std::string& name, Kind& kind) {
   if (it == kinds.end()) return false;
   kind = it->second;
   return true;
-}
-
-// Runs of one table by (GPU, engine version), in first-seen order.
-class Runs {
- public:
-  PublishedRun& get(const std::string& key) {
-    auto [it, inserted] = index_.try_emplace(key, runs_.size());
-    if (inserted) runs_.emplace_back();
-    return runs_[it->second];
-  }
-  bool has(const std::string& key) const { return index_.count(key) > 0; }
-  std::vector<PublishedRun> take() { return std::move(runs_); }
-
- private:
-  std::map<std::string, size_t> index_;
-  std::vector<PublishedRun> runs_;
-};
-
-RunInfo published_info(std::string gpu_name, const std::string& source_table, std::string source_and_version,
-                       std::string date_utc, const std::string& snapshot) {
-  RunInfo i;
-  i.gpu_name = std::move(gpu_name);
-  // No GPU UUID, driver or CUDA version is published: the source table stands in for the UUID.
-  i.gpu_uuid = fmt::format("published: {} {}", snapshot, source_table);
-  i.driver_version = i.cuda_version = i.cupti_version = "not published";
-  i.kvplan_version = std::string(build_version());
-  i.git_commit = std::string(build_commit());  // the kvplan that imported the table
-  i.host = "published: " + std::move(source_and_version);
-  i.started_utc = std::move(date_utc);
-  i.mode = "published";
-  return i;
-}
-
-void add_kernel(PublishedRun& run, const std::string& kernel, OpClass c, const std::string& description) {
-  for (const KernelInfo& k : run.kernels) {
-    if (k.kernel == kernel) return;
-  }
-  run.kernels.push_back(KernelInfo{kernel, std::string(op_class_name(c)), description});
-}
-
-void add_row(PublishedRun& run, const std::string& kernel, const StepOp& op, const Json& params, double median_ns,
-             double min_ns = 0) {
-  Measurement m;
-  m.kernel = kernel;
-  m.op_class = std::string(op_class_name(op.op_class));
-  m.params_json = params.dump();  // sorted keys, no spaces: canonical
-  m.median_ns = median_ns;
-  m.min_ns = min_ns;
-  m.flops = op.flops;
-  m.bytes = op.bytes;
-  run.rows.push_back(std::move(m));
 }
 
 // The aiconfigurator columns every table shares: GPU, collector version and the run they go to.
@@ -202,17 +156,8 @@ PublishedRun& aic_run(Runs& runs, const AicRow& r, const char* family, const std
   return run;
 }
 
-struct Reader {
-  const PublishedImportOptions& options;
-  PublishedTables& out;
-  std::map<std::string, int64_t> other_gpu_rows;  // table -> rows of GPUs not asked for
-
-  bool wanted(const std::string& table, const char* preset) {
-    if (options.gpu.empty() || options.gpu == preset) return true;
-    ++other_gpu_rows[table];
-    return false;
-  }
-
+// aiconfigurator's tables read here; Vidur's in published_import_vidur.cpp.
+struct Reader : TableSink {
   void aic_gemm(CsvReader& csv) {
     Runs runs;
     while (csv.next()) {
@@ -472,154 +417,6 @@ struct Reader {
     append(runs.take());
   }
 
-  void vidur_all_reduce(CsvReader& csv) {
-    Runs runs;
-    int64_t other_topology = 0;
-    int64_t row = -1;
-    while (csv.next()) {
-      ++row;
-      const std::string node(csv.text("node"));
-      const int64_t ranks = csv.integer("num_workers", 2);
-      const int64_t elements = csv.integer("size_fp16_elements", 1);
-      const double median = csv.positive("median_ms"), min = csv.positive("min_ms");
-      if (node != "h100_dgx") {
-        // H100 pairs over NVLink bridges are another topology than the NVSwitch node an H100 SXM
-        // preset stands for.
-        if (node != "h100_pairwise_nvlink") csv.fail("node", "must be h100_dgx or h100_pairwise_nvlink");
-        ++other_topology;
-        continue;
-      }
-      if (!wanted(csv.file(), "h100-sxm")) continue;
-      PublishedRun& run = runs.get(node);
-      if (run.rows.empty()) {
-        run.info = published_info("h100_dgx",  // vidur names the node, not the device
-                                  fmt::format("data/profiling/network/h100_dgx/all_reduce.csv (commit "
-                                              "e26eb8f; copied as {})",
-                                              csv.file()),
-                                  "vidur, torch.distributed all_reduce (NCCL, CUDA graph)", "2024-05-14T00:00:00Z",
-                                  kVidurSnapshot);
-        run.gpu_preset = "h100-sxm";
-        run.table = csv.file();
-        add_kernel(run, "vidur_all_reduce", OpClass::kCollective,
-                   "torch.distributed.all_reduce of a CUDA-graphed fp16 buffer, rank-0 time");
-      }
-      const double payload = 2.0 * static_cast<double>(elements);
-      const Json params = {{"bytes", 2 * elements}, {"ranks", ranks}, {"src_row", row}};
-      add_row(run, "vidur_all_reduce", all_reduce_op(payload, static_cast<int>(ranks)), params, median * kNsPerMs,
-              min * kNsPerMs);
-    }
-    if (other_topology > 0) {
-      out.notes.push_back(fmt::format("{}: {} h100_pairwise_nvlink row(s) not imported (NVLink-bridged pairs, not "
-                                      "the NVSwitch node of an H100 SXM)",
-                                      csv.file(), other_topology));
-    }
-    append(runs.take());
-  }
-
-  // Per (model, TP) shapes of Vidur's layers, from vidur_gemm_shapes_derived.csv.
-  struct VidurShape {
-    int64_t hidden = 0, head_dim = 0, heads = 0, kv_heads = 0, intermediate = 0;  // per GPU where split
-    bool gated = true;
-  };
-
-  std::map<std::string, VidurShape> vidur_shapes(const std::string& dir) {
-    const std::string path = (std::filesystem::path(dir) / "vidur_gemm_shapes_derived.csv").string();
-    if (!std::filesystem::exists(path)) {
-      throw ConfigError(fmt::format("vidur_mlp_block_ops_h100_a100.csv needs vidur_gemm_shapes_derived.csv (the "
-                                    "layers' shapes) in the same folder: '{}' does not exist",
-                                    path));
-    }
-    CsvReader csv(path, {"model", "tp", "op", "gemm_k", "n_head", "n_kv_head", "n_embd", "use_gated_mlp"});
-    std::map<std::string, VidurShape> shapes;
-    while (csv.next()) {
-      const int64_t tp = csv.integer("tp", 1);
-      VidurShape& s = shapes[fmt::format("{}|{}", csv.text("model"), tp)];
-      s.hidden = csv.integer("n_embd", 1);
-      const int64_t heads = csv.integer("n_head", 1), kv = csv.integer("n_kv_head", 1);
-      if (heads % tp != 0) csv.fail("n_head", fmt::format("must be divisible by tp={}", tp));
-      if (s.hidden % heads != 0) csv.fail("n_embd", fmt::format("must be divisible by n_head={}", heads));
-      s.head_dim = s.hidden / heads;
-      s.heads = heads / tp;
-      s.kv_heads = kv >= tp ? (kv + tp - 1) / tp : 1;  // DESIGN §3: replicated when H_kv < tp
-      s.gated = csv.text("use_gated_mlp") == "True";
-      // The activation runs on the down projection's input: k of mlp_down_proj (ffn / TP).
-      if (csv.text("op") == "mlp_down_proj") s.intermediate = csv.integer("gemm_k", 1);
-    }
-    return shapes;
-  }
-
-  void vidur_mlp(CsvReader& csv, const std::string& dir) {
-    const std::map<std::string, VidurShape> shapes = vidur_shapes(dir);
-    Runs runs;
-    int64_t empty_cells = 0;
-    while (csv.next()) {
-      const std::string gpu(csv.text("gpu"));
-      const char* preset = gpu == "h100" ? "h100-sxm" : gpu == "a100" ? "a100-80gb" : nullptr;
-      if (preset == nullptr) csv.fail("gpu", "must be h100 or a100");
-      const std::string model(csv.text("model"));
-      const int64_t tp = csv.integer("tp", 1), tokens = csv.integer("num_tokens", 1);
-      const int64_t source_row = csv.integer("source_row", 0);
-      auto shape = shapes.find(fmt::format("{}|{}", model, tp));
-      if (shape == shapes.end() || shape->second.intermediate == 0) {
-        csv.fail("model", fmt::format("with tp={} has no shapes (mlp_down_proj row) in vidur_gemm_shapes_derived.csv", tp));
-      }
-      const VidurShape& s = shape->second;
-      if (!wanted(csv.file(), preset)) continue;
-      PublishedRun& run = runs.get(gpu);
-      if (run.rows.empty()) {
-        run.info = published_info(gpu,  // vidur names the GPU folder ("h100", "a100"), not the device
-                                  fmt::format("data/profiling/compute/{}/<model>/mlp.csv (commit {}; "
-                                              "copied as {})",
-                                              gpu, gpu == "h100" ? "e26eb8f" : "bee57da", csv.file()),
-                                  "vidur, sarathi-serve layers fp16", "2024-05-14T00:00:00Z", kVidurSnapshot);
-        run.gpu_preset = preset;
-        run.table = csv.file();
-      }
-      const double t = static_cast<double>(tokens);
-      const Json base = {{"tokens", tokens}, {"src_model", model}, {"src_tp", tp}, {"src_row", source_row}};
-      struct Op {
-        const char* column;
-        const char* kernel;
-        StepOp op;
-        Json shape;
-      };
-      const Op ops[] = {
-          {"input_layernorm_median_ms", "vidur_input_layernorm", rms_norm_op(t, static_cast<double>(s.hidden)),
-           {{"hidden", s.hidden}}},
-          {"post_attention_layernorm_median_ms", "vidur_post_attention_layernorm",
-           rms_norm_op(t, static_cast<double>(s.hidden)), {{"hidden", s.hidden}}},
-          {"attn_rope_median_ms", "vidur_attn_rope",
-           rope_op(t, static_cast<int>(s.heads), static_cast<int>(s.kv_heads), static_cast<int>(s.head_dim)),
-           {{"num_heads", s.heads}, {"num_kv_heads", s.kv_heads}, {"head_dim", s.head_dim}}},
-          {"mlp_act_median_ms", s.gated ? "vidur_mlp_act_mul" : "vidur_mlp_act",
-           s.gated ? act_mul_op(t, static_cast<double>(s.intermediate)) : act_op(t, static_cast<double>(s.intermediate)),
-           {{"intermediate", s.intermediate}}},
-          {"add_median_ms", "vidur_add", residual_add_op(t, static_cast<double>(s.hidden)), {{"hidden", s.hidden}}}};
-      for (const Op& o : ops) {
-        if (csv.text(o.column).empty()) {  // the model has no such op (phi-2's parallel block)
-          ++empty_cells;
-          continue;
-        }
-        const double ms = csv.positive(o.column);
-        add_kernel(run, o.kernel, OpClass::kElementwise,
-                   fmt::format("Vidur (sarathi-serve, fp16) {} median, CUDA timer / Kineto", o.column));
-        Json params = base;
-        params.update(o.shape);
-        add_row(run, o.kernel, o.op, params, ms * kNsPerMs);
-      }
-    }
-    if (empty_cells > 0) {
-      out.notes.push_back(fmt::format("{}: {} empty cell(s) skipped (ops the model does not have, e.g. phi-2's "
-                                      "post-attention norm)",
-                                      csv.file(), empty_cells));
-    }
-    append(runs.take());
-  }
-
-  void append(std::vector<PublishedRun> runs) {
-    for (PublishedRun& r : runs) out.runs.push_back(std::move(r));
-  }
-
   void read(const std::string& path, Kind kind) {
     const std::string dir = std::filesystem::path(path).parent_path().string();
     switch (kind) {
@@ -665,14 +462,14 @@ struct Reader {
       }
       case Kind::kVidurAllReduce: {
         CsvReader csv(path, {"node", "num_workers", "size_fp16_elements", "min_ms", "median_ms"});
-        vidur_all_reduce(csv);
+        read_vidur_all_reduce(*this, csv);
         break;
       }
       case Kind::kVidurMlp: {
         CsvReader csv(path, {"gpu", "model", "tp", "num_tokens", "source_row", "input_layernorm_median_ms",
                              "post_attention_layernorm_median_ms", "attn_rope_median_ms", "mlp_act_median_ms",
                              "add_median_ms"});
-        vidur_mlp(csv, dir.empty() ? "." : dir);
+        read_vidur_mlp(*this, csv, dir.empty() ? "." : dir);
         break;
       }
     }
@@ -697,7 +494,7 @@ PublishedTables read_published_table(const std::string& path, const PublishedImp
                                   path, name));
   }
   PublishedTables out;
-  Reader r{options, out, {}};
+  Reader r{{options, out, {}}};
   r.read(path, kind);
   r.finish();
   return out;
@@ -720,7 +517,7 @@ PublishedTables read_published_tables(const std::string& dir, const PublishedImp
                                   dir));
   }
   PublishedTables out;
-  Reader r{options, out, {}};
+  Reader r{{options, out, {}}};
   for (const auto& f : files) {
     Kind kind{};
     kind_of(f.filename().string(), kind);
