@@ -27,14 +27,19 @@ json text_config(const JsonFields& f, const json& defaults) {
   return text;
 }
 
-// Copies id/name/source from the wrapper into the language model parsed from text_config.
+// Copies what the preset says about itself (id, name, source, repo ids, published total) from the
+// wrapper into the language model parsed from text_config, and keeps the wrapper's warnings and
+// notes ahead of the language model's own.
 ModelConfig adopt(ModelConfig text, const ModelConfig& outer) {
   text.id = outer.id;
   text.name = outer.name;
   text.source = outer.source;
+  text.hf_repos = outer.hf_repos;
   text.published_params = outer.published_params;
   text.published_params_source = outer.published_params_source;
   text.model_type = outer.model_type;
+  text.warnings.insert(text.warnings.begin(), outer.warnings.begin(), outer.warnings.end());
+  text.notes.insert(text.notes.begin(), outer.notes.begin(), outer.notes.end());
   return text;
 }
 
@@ -52,7 +57,6 @@ ModelConfig wrapped_text_model(const JsonFields& f, const ModelConfig& outer, co
                                ModelConfig (*parse)(const JsonFields&, ModelConfig), const std::string& text_type) {
   ModelConfig m = text_model(f, outer, text, parse, text_type);
   m.model_type = outer.model_type;
-  m.hf_repos = outer.hf_repos;
   return m;
 }
 
@@ -118,9 +122,12 @@ ModelConfig parse_qwen2_vl(const JsonFields& f, ModelConfig m) {
 // Gemma-3: gemma3_text in text_config (keys a published file omits take Gemma3TextConfig's
 // defaults), SigLIP in vision_config, and a projection into the text width.
 ModelConfig parse_gemma3(const JsonFields& f, ModelConfig m) {
-  // transformers Gemma3TextConfig defaults for keys the published 4B/12B/27B files leave out.
-  const json defaults = {{"vocab_size", 262208}, {"max_position_embeddings", 131072},
-                         {"sliding_window_pattern", 6}, {"tie_word_embeddings", true}};
+  // transformers Gemma3TextConfig defaults for keys the published 4B/12B/27B files leave out (the
+  // 4B's text_config names neither its 8 / 4 heads nor its head_dim 256: they are the defaults).
+  const json defaults = {{"vocab_size", 262208},     {"max_position_embeddings", 131072},
+                         {"sliding_window_pattern", 6}, {"tie_word_embeddings", true},
+                         {"num_attention_heads", 8},  {"num_key_value_heads", 4},
+                         {"head_dim", 256}};
   const std::string outer_type = m.model_type;
   m = text_model(f, m, text_config(f, defaults), parse_gemma3_text, "gemma3_text");
   m.model_type = outer_type;

@@ -113,8 +113,8 @@ TEST(ParamCount, PresetsMatchPublishedTotals) {
     EXPECT_EQ(count_parameters(m).total(), *m.published_params) << m.id;
     ++checked;
   }
-  // 26 presets carry an undisputed published total (see data/models/*.json)
-  EXPECT_EQ(checked, 26);
+  // 37 presets carry an undisputed published total (see data/models/*.json)
+  EXPECT_EQ(checked, 37);
 }
 
 // The glm4_moe checkpoints carry one multi-token-prediction layer that serving without speculative
@@ -256,6 +256,78 @@ TEST(ParamCount, Qwen3SmallTiedPresetsAreTheirCheckpointTotalsLessTheStoredHead)
   //   + 151936*2048 = 311,164,928 + 2,048 = 1,720,574,976; + the stored head = 2,031,739,904
   EXPECT_EQ(count_parameters(resolve_model("qwen3-1.7b")).total(), 1720574976);
   EXPECT_EQ(1720574976 + int64_t{151936} * 2048, 2031739904);
+}
+
+// --- The common sizes added for issue 24, each equal to its checkpoint's published total (the
+// preset file names the source). Worked by hand, tensor by tensor.
+
+TEST(ParamCount, Llama32SmallTiedPresets) {
+  // Llama-3.2-1B: q 2048*2048 = 4,194,304, k and v 512*2048 = 1,048,576 each, o 4,194,304
+  //   -> 10,485,760; MLP 3*2048*8192 = 50,331,648; norms 4,096 -> 60,821,504; 16 layers 973,144,064
+  //   + tied embedding 128256*2048 = 262,668,288 (stored once) + final norm 2,048
+  EXPECT_EQ(count_parameters(resolve_model("llama-3.2-1b")).total(), 1235814400);
+  // Llama-3.2-3B: q 3072*3072 = 9,437,184, k and v 1024*3072 = 3,145,728 each, o 9,437,184
+  //   -> 25,165,824; MLP 3*3072*8192 = 75,497,472; norms 6,144 -> 100,669,440; 28 layers
+  //   2,818,744,320 + tied embedding 128256*3072 = 394,002,432 + 3,072
+  EXPECT_EQ(count_parameters(resolve_model("llama-3.2-3b")).total(), 3212749824);
+}
+
+TEST(ParamCount, Qwen25InstructPresets) {
+  // 7B: q 3584^2 + bias 3,584 = 12,848,640; k and v 512*3584 + 512 = 1,835,520 each; o 12,845,056
+  //   -> 29,364,736; MLP 3*3584*18944 = 203,685,888; norms 7,168 -> 233,057,792; 28 layers
+  //   6,525,618,176 + embed and head 2 * 152064*3584 = 1,089,994,752 + 3,584
+  EXPECT_EQ(count_parameters(resolve_model("qwen2.5-7b")).total(), 7615616512);
+  // 14B: q 5120^2 + 5,120 = 26,219,520; k and v 1024*5120 + 1,024 = 5,243,904 each; o 26,214,400
+  //   -> 62,921,728; MLP 3*5120*13824 = 212,336,640; norms 10,240 -> 275,268,608; 48 layers
+  //   13,212,893,184 + 2 * 152064*5120 = 1,557,135,360 + 5,120
+  EXPECT_EQ(count_parameters(resolve_model("qwen2.5-14b")).total(), 14770033664);
+  // 32B: attention as 14B 62,921,728; MLP 3*5120*27648 = 424,673,280; norms 10,240 -> 487,605,248;
+  //   64 layers 31,206,735,872 + 1,557,135,360 + 5,120
+  EXPECT_EQ(count_parameters(resolve_model("qwen2.5-32b")).total(), 32763876352);
+}
+
+TEST(ParamCount, Qwen3_4bAnd14b) {
+  // 4B: q 4096*2560 = 10,485,760, k and v 1024*2560 = 2,621,440 each, o 2560*4096 = 10,485,760,
+  //   q/k norms 256 -> 26,214,656; MLP 3*2560*9728 = 74,711,040; norms 5,120 -> 100,930,816;
+  //   36 layers 3,633,509,376 + tied embedding 151936*2560 = 388,956,160 (stored once) + 2,560
+  EXPECT_EQ(count_parameters(resolve_model("qwen3-4b")).total(), 4022468096);
+  // 14B: q and o 5120^2 = 26,214,400 each, k and v 1024*5120 = 5,242,880 each, norms 256
+  //   -> 62,914,816; MLP 3*5120*17408 = 267,386,880; norms 10,240 -> 330,311,936; 40 layers
+  //   13,212,477,440 + embed and head 2 * 151936*5120 = 1,555,824,640 + 5,120
+  EXPECT_EQ(count_parameters(resolve_model("qwen3-14b")).total(), 14768307200);
+}
+
+TEST(ParamCount, Gemma3SmallPresets) {
+  // 1B (gemma3_text): q 4*256*1152 = 1,179,648, k and v 256*1152 = 294,912 each, o 1,179,648,
+  //   q/k norms 512 -> 2,949,632; MLP 3*1152*6912 = 23,887,872; four norms 4,608 -> 26,842,112;
+  //   26 layers 697,894,912 + tied embedding 262144*1152 = 301,989,888 + final norm 1,152
+  EXPECT_EQ(count_parameters(resolve_model("gemma-3-1b")).total(), 999885952);
+  // SigLIP (27 x 1152, MLP 4304, patch 14, 896 px): patch embed 1152*3*14*14 + 1,152 = 678,528;
+  //   positions (896/14)^2 * 1152 = 4,718,592; block 15,239,504 x 27 = 411,466,608; post norm 2,304
+  //   -> 416,866,032; projector: soft-embedding norm 1,152 + 1152 x text width
+  const int64_t siglip = 678528 + 4718592 + 411466608 + 2304;
+  // 4B: text_config names neither heads nor head_dim: Gemma3TextConfig's 8 / 4 heads of 256.
+  //   q 2048*2560 = 5,242,880, k and v 1024*2560 = 2,621,440 each, o 5,242,880, norms 512
+  //   -> 15,729,152; MLP 3*2560*10240 = 78,643,200; norms 10,240 -> 94,382,592; 34 layers
+  //   3,209,008,128 + tied embedding 262208*2560 = 671,252,480 + 2,560 = 3,880,263,168
+  ParamCount c4 = count_parameters(resolve_model("gemma-3-4b"));
+  EXPECT_EQ(c4.vision, siglip + 1152 + int64_t{1152} * 2560);
+  EXPECT_EQ(c4.total() - c4.vision, 3880263168);
+  EXPECT_EQ(c4.total(), 4300079472);
+  // 12B: q 4096*3840 = 15,728,640, k and v 2048*3840 = 7,864,320 each, o 15,728,640, norms 512
+  //   -> 47,186,432; MLP 3*3840*15360 = 176,947,200; norms 15,360 -> 224,148,992; 48 layers
+  //   10,759,151,616 + 262208*3840 = 1,006,878,720 + 3,840 = 11,766,034,176
+  ParamCount c12 = count_parameters(resolve_model("gemma-3-12b"));
+  EXPECT_EQ(c12.vision, siglip + 1152 + int64_t{1152} * 3840);
+  EXPECT_EQ(c12.total() - c12.vision, 11766034176);
+  EXPECT_EQ(c12.total(), 12187325040);
+}
+
+TEST(ParamCount, Phi4MiniTiedWithPartialRotary) {
+  // qkv (24 + 2*8) * 128 * 3072 = 15,728,640; o 3072^2 = 9,437,184; gate_up 2*8192*3072 =
+  //   50,331,648; down 25,165,824; norms 6,144 -> 100,669,440; 32 layers 3,221,422,080
+  //   + tied embedding 200064*3072 = 614,596,608 (stored once) + final norm 3,072
+  EXPECT_EQ(count_parameters(resolve_model("phi-4-mini")).total(), 3836021760);
 }
 
 TEST(WeightBytes, Llama31_8bBf16Total) {
