@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -255,6 +256,23 @@ TEST(Cli, ModelsListShowsReposAndPublishedParams) {
     EXPECT_NE(m["source"].get<std::string>().find("huggingface.co/meta-llama"), std::string::npos);
   }
   EXPECT_TRUE(found);
+}
+
+// The issue-24 presets are listed with their weight format, and the text columns fit the longest id.
+TEST(Cli, ModelsListTheQuantizedCheckpointsWithTheirFormat) {
+  Result j = run("models --json");
+  ASSERT_EQ(j.status, 0);
+  std::map<std::string, std::string> weights;
+  for (const auto& m : nlohmann::json::parse(j.out)) weights[m["id"].get<std::string>()] = m["weights"].get<std::string>();
+  EXPECT_EQ(weights.at("qwen3-14b"), "bf16");
+  EXPECT_EQ(weights.at("qwen3-32b-fp8"), "fp8-block");
+  EXPECT_EQ(weights.at("qwen3.5-397b-a17b-nvfp4"), "nvfp4");
+  EXPECT_EQ(weights.at("llama-3.1-70b-fp8"), "fp8");
+  Result t = run("models");
+  ASSERT_EQ(t.status, 0);
+  // "qwen3.5-397b-a17b-nvfp4" (23 characters) is followed by a space, not run into its model_type
+  EXPECT_NE(t.out.find("qwen3.5-397b-a17b-nvfp4 qwen3_5_moe"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("phi-4-mini "), std::string::npos);
 }
 
 TEST(CliBadInput, UnknownPreset) { expect_bad_input("memory --model no-such-model", {"model=no-such-model", "preset"}); }

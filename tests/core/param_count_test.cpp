@@ -338,6 +338,56 @@ TEST(WeightBytes, Llama31_8bBf16Total) {
             int64_t{2} * 8030261248);
 }
 
+// --- Vendor-quantized presets (issue 24): the same parameters as the 16-bit preset, stored as
+// the checkpoint stores them. Totals are whole-model (tp = 1), worked tensor by tensor.
+
+TEST(WeightBytes, Qwen3_32bFp8BlockCheckpoint) {
+  const ModelConfig m = resolve_model("qwen3-32b-fp8");
+  EXPECT_EQ(count_parameters(m).total(), count_parameters(resolve_model("qwen3-32b")).total());
+  // fp8 e4m3 weights (1 B) + one weight_scale_inv per 128 x 128 block, which Qwen's FP8 checkpoints
+  // store in bf16 (2 B; DeepSeek's are fp32: data/quantized/README.md), per layer:
+  //   q [8192, 5120]: 41,943,040 + 64*40*2 = 5,120;  k, v [1024, 5120]: 5,242,880 + 8*40*2 = 640 each
+  //   o [5120, 8192]: 41,943,040 + 5,120;  gate, up [25600, 5120]: 131,072,000 + 200*40*2 = 16,000 each
+  //   down [5120, 25600]: 131,072,000 + 16,000  -> 487,587,840 + 59,520
+  //   bf16 norms: 2*5120 + q/k norms 2*128 = 10,496 elements -> 20,992  => 487,668,352 per layer
+  // 64 layers 31,210,774,528 + bf16 embedding and lm_head 2 * 151936*5120*2 = 3,111,649,280
+  //   + final norm 10,240
+  EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}), 34322434048);
+}
+
+TEST(WeightBytes, Qwen35_397bNvfp4OnlyTheRoutedExpertsAreFp4) {
+  const ModelConfig m = resolve_model("qwen3.5-397b-a17b-nvfp4");
+  const ParamCount c = count_parameters(m);
+  EXPECT_EQ(c.total(), count_parameters(resolve_model("qwen3.5-397b-a17b")).total());
+  // ModelOpt NVFP4 linear [rows, cols]: e2m1 weight rows*cols/2 + fp8 weight_scale rows*cols/16
+  //   + fp32 weight_scale_2 and input_scale (8 B). An expert's gate and up [1024, 4096] and down
+  //   [4096, 1024]: 3 * (2,097,152 + 262,144 + 8) = 7,077,912 B; 512 experts x 60 layers
+  //   = 217,433,456,640 B for 386,547,056,640 parameters.
+  const int64_t expert_params = int64_t{60} * 512 * 3 * 4096 * 1024;
+  EXPECT_EQ(c.experts, expert_params);
+  // Everything else stays bf16 (the ignore list covers attention, Gated DeltaNet, shared experts,
+  //   the vision tower, lm_head; routers, norms and embeddings are never quantized):
+  //   (396,802,360,816 - 386,547,056,640) * 2 = 20,510,608,352
+  EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}),
+            int64_t{60} * 512 * 7077912 + (c.total() - expert_params) * 2);
+  EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}), 237944064992);
+}
+
+TEST(WeightBytes, DeepseekV32Nvfp4KeepsTheLatentProjectionsButNotOProj) {
+  const ModelConfig m = resolve_model("deepseek-v3.2-nvfp4");
+  const ModelConfig bf16 = resolve_model("deepseek-v3.2");
+  const WeightFormat f{m.dtype, m.quantization};
+  // Against the same model with every MLA projection but o_proj ignored by hand: the preset's
+  // exclude list names q_a, q_b, kv_a, kv_b and the indexer of each of the 61 layers, so the only
+  // attention tensor in NVFP4 is o_proj [7168, 128*128] = 117,440,512 elements. Its bf16 bytes
+  //   234,881,024 become e2m1 58,720,256 + fp8 scales 7,340,032 + two fp32 scales 8 = 66,060,296.
+  ModelConfig all_kept = m;
+  all_kept.quantization.ignore.push_back("self_attn");
+  const int64_t kept = weight_bytes_total(all_kept, WeightFormat{m.dtype, all_kept.quantization});
+  EXPECT_EQ(kept - weight_bytes_total(m, f), int64_t{61} * (234881024 - 66060296));
+  EXPECT_EQ(count_parameters(m).total(), count_parameters(bf16).total());
+}
+
 // A tiny Llama: hidden 64, 4 heads (head_dim 16), 2 KV heads, MLP 128, 2 layers, vocab 100.
 ModelConfig tiny_llama(int intermediate = 128) {
   nlohmann::json j = {{"model_type", "llama"},          {"hidden_size", 64},
