@@ -213,15 +213,12 @@ ModelConfig parse_llava(const JsonFields& f, ModelConfig m) {
   return m;
 }
 
-// Qwen3.5 (qwen3_5_moe, qwen3_5): the Qwen3.5 language model in text_config (a Gated DeltaNet +
-// gated attention hybrid, model_family_hybrid.cpp) and the Qwen3-VL ViT in vision_config.
-ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m) {
-  json text = text_config(f, json::object());
-  const std::string want = m.model_type + "_text";
-  const std::string text_type = text.value("model_type", want);
-  if (text_type != want) f.fail("text_config.model_type", text_type, fmt::format("must be {} for model_type {}", want, m.model_type));
-  if (f.has("tie_word_embeddings") && !text.contains("tie_word_embeddings")) text["tie_word_embeddings"] = f.raw("tie_word_embeddings");
-  m = wrapped_text_model(f, m, text, parse_qwen3_5_text, text_type);
+namespace {
+
+// The Qwen3-VL ViT in vision_config (Qwen3-VL and Qwen3.5): Conv3d patch embed, learned position
+// table, LayerNorm blocks with a GELU MLP, the merger and one deepstack merger per
+// deepstack_visual_indexes entry.
+void read_qwen3_vl_vision(const JsonFields& f, ModelConfig& m) {
   json holder;
   JsonFields v = vision_fields(f, holder);
   VisionShape& s = m.vision;
@@ -243,6 +240,37 @@ ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m) {
     v.fail("out_hidden_size", std::to_string(s.out_hidden_size),
            fmt::format("must equal the language model's hidden_size={}", m.hidden_size));
   }
+}
+
+// The text_config of a wrapper whose language model type is its own plus "_text" (Qwen3.5,
+// Qwen3-VL), with the wrapper's tie_word_embeddings when the text config states none.
+json own_text_config(const JsonFields& f, const ModelConfig& m) {
+  json text = text_config(f, json::object());
+  const std::string want = m.model_type + "_text";
+  const std::string text_type = text.value("model_type", want);
+  if (text_type != want) f.fail("text_config.model_type", text_type, fmt::format("must be {} for model_type {}", want, m.model_type));
+  if (f.has("tie_word_embeddings") && !text.contains("tie_word_embeddings")) text["tie_word_embeddings"] = f.raw("tie_word_embeddings");
+  return text;
+}
+
+}  // namespace
+
+// Qwen3.5 (qwen3_5_moe, qwen3_5): the Qwen3.5 language model in text_config (a Gated DeltaNet +
+// gated attention hybrid, model_family_hybrid.cpp) and the Qwen3-VL ViT in vision_config.
+ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m) {
+  const json text = own_text_config(f, m);
+  m = wrapped_text_model(f, m, text, parse_qwen3_5_text, m.model_type + "_text");
+  read_qwen3_vl_vision(f, m);
+  return m;
+}
+
+// Qwen3-VL (qwen3_vl, qwen3_vl_moe): a Qwen3 (or Qwen3-MoE) language model in text_config, whose
+// multimodal RoPE sections and deepstack feature injection hold no parameters, and the Qwen3-VL ViT.
+ModelConfig parse_qwen3_vl(const JsonFields& f, ModelConfig m) {
+  const json text = own_text_config(f, m);
+  const bool moe = m.model_type == "qwen3_vl_moe";
+  m = wrapped_text_model(f, m, text, moe ? parse_qwen_moe : parse_qwen3, moe ? "qwen3_moe" : "qwen3");
+  read_qwen3_vl_vision(f, m);
   return m;
 }
 

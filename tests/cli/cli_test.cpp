@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -270,9 +271,11 @@ TEST(Cli, ModelsListTheQuantizedCheckpointsWithTheirFormat) {
   EXPECT_EQ(weights.at("llama-3.1-70b-fp8"), "fp8");
   Result t = run("models");
   ASSERT_EQ(t.status, 0);
-  // "qwen3.5-397b-a17b-nvfp4" (23 characters) is followed by a space, not run into its model_type
-  EXPECT_NE(t.out.find("qwen3.5-397b-a17b-nvfp4 qwen3_5_moe"), std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("phi-4-mini "), std::string::npos);
+  // the id column is as wide as the longest id ("llama-3.3-70b-fp8-dynamic", 25 characters), so
+  // every id is followed by at least one space before its model_type
+  EXPECT_TRUE(std::regex_search(t.out, std::regex("\nqwen3\\.5-397b-a17b-nvfp4 +qwen3_5_moe ")));
+  EXPECT_TRUE(std::regex_search(t.out, std::regex("\nllama-3\\.3-70b-fp8-dynamic +llama ")));
+  EXPECT_TRUE(std::regex_search(t.out, std::regex("\nphi-4-mini +phi3 ")));
 }
 
 TEST(CliBadInput, UnknownPreset) { expect_bad_input("memory --model no-such-model", {"model=no-such-model", "preset"}); }

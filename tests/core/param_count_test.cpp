@@ -6,9 +6,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "kvplan/core/kv_layout.h"
 #include "kvplan/core/model_config.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
@@ -113,8 +115,8 @@ TEST(ParamCount, PresetsMatchPublishedTotals) {
     EXPECT_EQ(count_parameters(m).total(), *m.published_params) << m.id;
     ++checked;
   }
-  // 37 presets carry an undisputed published total (see data/models/*.json)
-  EXPECT_EQ(checked, 37);
+  // 42 presets carry an undisputed published total (see data/models/*.json)
+  EXPECT_EQ(checked, 42);
 }
 
 // The glm4_moe checkpoints carry one multi-token-prediction layer that serving without speculative
@@ -338,6 +340,31 @@ TEST(WeightBytes, Llama31_8bBf16Total) {
             int64_t{2} * 8030261248);
 }
 
+TEST(ParamCount, Qwen3VlIsQwen3PlusItsVitWithDeepstackMergers) {
+  // Qwen3-VL ViT (27 blocks of 1152, MLP 4304, patch 16, temporal 2, merge 2, 2304 positions), as
+  //   Qwen3.5's: patch_embed 1,770,624 + pos_embed 2,654,208 + blocks 411,466,608 = 415,891,440;
+  //   merger: LayerNorm 2,304, fc1 4608^2 + 4608 = 21,238,272, fc2 out*4608 + out;
+  //   three deepstack mergers (deepstack_visual_indexes [8, 16, 24]), each with its LayerNorm over
+  //   the merged 4608 (9,216), fc1 21,238,272 and fc2 out*4608 + out.
+  auto vit = [](int64_t out) {
+    const int64_t fc2 = out * 4608 + out;
+    return int64_t{415891440} + (2304 + 21238272 + fc2) + 3 * (9216 + 21238272 + fc2);
+  };
+  // 8B: out 4096 -> vision 576,388,336; text = Qwen3-8B's 8,190,735,360
+  ParamCount c8 = count_parameters(resolve_model("qwen3-vl-8b"));
+  EXPECT_EQ(c8.vision, vit(4096));
+  EXPECT_EQ(c8.vision, 576388336);
+  EXPECT_EQ(c8.total() - c8.vision, count_parameters(resolve_model("qwen3-8b")).total());
+  EXPECT_EQ(c8.total(), 8767123696);
+  // 30B-A3B: out 2048 -> vision 538,631,408; text = Qwen3-30B-A3B's 30,532,122,624
+  ParamCount c30 = count_parameters(resolve_model("qwen3-vl-30b-a3b"));
+  EXPECT_EQ(c30.vision, vit(2048));
+  EXPECT_EQ(c30.total() - c30.vision, count_parameters(resolve_model("qwen3-30b-a3b")).total());
+  EXPECT_EQ(c30.total(), 31070754032);
+  // the text model's KV cache is Qwen3's: 36 layers x 2 x 8 heads x 128 x 2 B = 147,456 B/token
+  EXPECT_EQ(kv_bytes_per_token(resolve_model("qwen3-vl-8b"), KvScheme{}), 147456);
+}
+
 // --- Vendor-quantized presets (issue 24): the same parameters as the 16-bit preset, stored as
 // the checkpoint stores them. Totals are whole-model (tp = 1), worked tensor by tensor.
 
@@ -386,6 +413,29 @@ TEST(WeightBytes, DeepseekV32Nvfp4KeepsTheLatentProjectionsButNotOProj) {
   const int64_t kept = weight_bytes_total(all_kept, WeightFormat{m.dtype, all_kept.quantization});
   EXPECT_EQ(kept - weight_bytes_total(m, f), int64_t{61} * (234881024 - 66060296));
   EXPECT_EQ(count_parameters(m).total(), count_parameters(bf16).total());
+}
+
+// The quantized presets whose checkpoint size is published (data/quantized/README.md gives each
+// total and how it was read): kvplan's bytes from the preset's own quantization_config equal it.
+TEST(WeightBytes, QuantizedPresetsWeighExactlyWhatTheirCheckpointsStore) {
+  const std::pair<const char*, int64_t> checkpoints[] = {
+      {"qwen2.5-7b-awq", 5570747392},             // safetensors header element counts
+      {"llama-3.3-70b-nvfp4", 42709045632},        // index total_size
+      {"llama-3.1-8b-fp8-dynamic", 9083953152},    // summed header data_offsets
+      {"llama-3.3-70b-fp8-dynamic", 72669806592},  // per-dtype element counts (derived)
+      {"llama-3.3-70b-w4a16", 39525311232},        // summed header data_offsets
+      {"qwen3-14b-fp8", 16326169600},              // artifact manifest payloads (derived)
+  };
+  for (const auto& [id, bytes] : checkpoints) {
+    const ModelConfig m = resolve_model(id);
+    ASSERT_NE(m.quantization.method, QuantMethod::kNone) << id;
+    EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}), bytes) << id;
+  }
+  // and each preset records that total itself
+  for (const auto& [id, bytes] : checkpoints) {
+    std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/data/models/" + id + ".json");
+    EXPECT_EQ(nlohmann::json::parse(in)["_kvplan_checkpoint_bytes"].get<int64_t>(), bytes) << id;
+  }
 }
 
 // A tiny Llama: hidden 64, 4 heads (head_dim 16), 2 KV heads, MLP 128, 2 layers, vocab 100.
