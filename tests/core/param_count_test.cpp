@@ -115,8 +115,8 @@ TEST(ParamCount, PresetsMatchPublishedTotals) {
     EXPECT_EQ(count_parameters(m).total(), *m.published_params) << m.id;
     ++checked;
   }
-  // 42 presets carry an undisputed published total (see data/models/*.json)
-  EXPECT_EQ(checked, 42);
+  // 44 presets carry an undisputed published total (see data/models/*.json)
+  EXPECT_EQ(checked, 44);
 }
 
 // The glm4_moe checkpoints carry one multi-token-prediction layer that serving without speculative
@@ -361,6 +361,22 @@ TEST(ParamCount, Qwen3VlIsQwen3PlusItsVitWithDeepstackMergers) {
   EXPECT_EQ(c30.vision, vit(2048));
   EXPECT_EQ(c30.total() - c30.vision, count_parameters(resolve_model("qwen3-30b-a3b")).total());
   EXPECT_EQ(c30.total(), 31070754032);
+  // 4B and 2B: a ViT of 24 blocks of 1024 (MLP 4096, 2304 positions): patch_embed 1024*3*2*16*16
+  //   + 1,024 = 1,573,888; positions 2,359,296; block 4*1024 + (3*1024^2 + 3,072) + (1024^2 + 1,024)
+  //   + (4096*1024 + 4,096) + (1024*4096 + 1,024) = 12,596,224, x24 = 302,309,376; mergers over 4096:
+  //   LayerNorm 2,048 (main) or 8,192 (deepstack), fc1 4096^2 + 4,096 = 16,781,312, fc2 out*4096 + out
+  auto small_vit = [](int64_t out) {
+    const int64_t fc2 = out * 4096 + out;
+    return int64_t{1573888 + 2359296 + 302309376} + (2048 + 16781312 + fc2) + 3 * (8192 + 16781312 + fc2);
+  };
+  ParamCount c4 = count_parameters(resolve_model("qwen3-vl-4b"));
+  EXPECT_EQ(c4.vision, small_vit(2560));
+  EXPECT_EQ(c4.total() - c4.vision, count_parameters(resolve_model("qwen3-4b")).total());  // 4,022,468,096
+  EXPECT_EQ(c4.total(), 4437815808);
+  ParamCount c2 = count_parameters(resolve_model("qwen3-vl-2b"));
+  EXPECT_EQ(c2.vision, small_vit(2048));
+  EXPECT_EQ(c2.total() - c2.vision, count_parameters(resolve_model("qwen3-1.7b")).total());  // tied, 1,720,574,976
+  EXPECT_EQ(c2.total(), 2127532032);
   // the text model's KV cache is Qwen3's: 36 layers x 2 x 8 heads x 128 x 2 B = 147,456 B/token
   EXPECT_EQ(kv_bytes_per_token(resolve_model("qwen3-vl-8b"), KvScheme{}), 147456);
 }
