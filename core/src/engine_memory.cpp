@@ -416,6 +416,27 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     } else {
       plan.max_concurrency = static_cast<double>(plan.num_blocks) / static_cast<double>(blocks_per_request);
     }
+    if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10) && layout.num_kv_layers() > 0) {
+      // Hybrid allocator (vllm_profile.h): its pool counts blocks of one group's page each, and a
+      // request's sliding-window groups take only their window's blocks, so the concurrency vLLM
+      // prints is not the pool's tokens over max_model_len.
+      const VllmKvGroups groups = vllm_v1_kv_groups(layout);
+      const int64_t page = layout.engine_block_bytes() / layout.num_kv_layers();
+      if (!groups.types.empty() && page > 0) {
+        const int64_t vllm_blocks = plan.kv_budget_bytes / (page * groups.group_size);
+        const double concurrency = vllm_v1_hybrid_max_concurrency(groups, vllm_blocks, s.tokens_per_block,
+                                                                  plan.max_model_len, plan.max_num_batched_tokens);
+        if (concurrency > 0) {
+          plan.max_concurrency = concurrency;
+          plan.notes.push_back(fmt::format(
+              "vLLM's maximum concurrency for this hybrid layout: its pool of {} blocks ({} groups of {} layers share "
+              "it) over the blocks one {}-token request takes in every group, a sliding-window group only "
+              "min(window - 1 + max_num_batched_tokens {}, max_model_len) tokens' worth + 1 "
+              "(kv_cache_utils.py get_max_concurrency_for_kv_cache_config)",
+              vllm_blocks, groups.num_groups(), groups.group_size, plan.max_model_len, plan.max_num_batched_tokens));
+        }
+      }
+    }
     plan.requests_at_max_len = plan.request_bytes_at_max_len > 0
                                    ? plan.kv_budget_bytes / plan.request_bytes_at_max_len
                                    : 0;

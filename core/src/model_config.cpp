@@ -112,6 +112,8 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"qwen3_5_moe_text", internal::parse_qwen3_5_text},
       {"qwen3_5_text", internal::parse_qwen3_5_text},
       {"qwen3_next", internal::parse_qwen3_next},
+      {"qwen3_vl", internal::parse_qwen3_vl},
+      {"qwen3_vl_moe", internal::parse_qwen3_vl},
       {"RefinedWeb", internal::parse_falcon},
       {"RefinedWebModel", internal::parse_falcon},
   };
@@ -133,8 +135,6 @@ const char* not_yet_modelled(std::string_view type) {
                      "yet"},
       {"gemma4", "Gemma-4's layer and MoE layout is not enumerated yet"},
       {"gemma4_text", "Gemma-4's layer and MoE layout is not enumerated yet"},
-      {"qwen3_vl", "the Qwen3-VL language model wrapper (deepstack) is not read yet"},
-      {"qwen3_vl_moe", "the Qwen3-VL language model wrapper (deepstack) is not read yet"},
   };
   for (const auto& [name, why] : table) {
     if (name == type) return why;

@@ -10,6 +10,23 @@ namespace kvplan::internal {
 
 ModelConfig parse_llama_like(const JsonFields& f, ModelConfig m, bool qkv_bias) {
   read_common(f, m);
+  // Keys of these families that add tensors kvplan does not enumerate: refused by name when set,
+  // rather than answered without them (transformers' LlamaConfig mlp_bias, Phi-3's lm_head_bias).
+  for (const char* key : {"mlp_bias", "lm_head_bias"}) {
+    if (f.bool_or(key, false)) {
+      f.fail(key, "true",
+             fmt::format("adds bias tensors that kvplan does not count for model_type={}; refused rather than "
+                         "answered without them",
+                         m.model_type));
+    }
+  }
+  // Phi-4-mini's full_attn_mod: 1 means every layer attends to the full context; another period
+  // would mix layer kinds kvplan does not read from this key.
+  if (f.has("full_attn_mod") && f.raw("full_attn_mod") != 1) {
+    f.fail("full_attn_mod", json_value_text(f.raw("full_attn_mod")),
+           "must be 1 (every layer full attention): another period interleaves attention kinds kvplan does not read "
+           "from this key");
+  }
   // Qwen2/Qwen3 put biases on q/k/v only; Llama-family attention_bias covers o_proj too.
   const bool qwen = m.model_type.rfind("qwen", 0) == 0;
   read_attention(f, m, qkv_bias, !qwen);

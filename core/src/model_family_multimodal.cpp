@@ -27,14 +27,19 @@ json text_config(const JsonFields& f, const json& defaults) {
   return text;
 }
 
-// Copies id/name/source from the wrapper into the language model parsed from text_config.
+// Copies what the preset says about itself (id, name, source, repo ids, published total) from the
+// wrapper into the language model parsed from text_config, and keeps the wrapper's warnings and
+// notes ahead of the language model's own.
 ModelConfig adopt(ModelConfig text, const ModelConfig& outer) {
   text.id = outer.id;
   text.name = outer.name;
   text.source = outer.source;
+  text.hf_repos = outer.hf_repos;
   text.published_params = outer.published_params;
   text.published_params_source = outer.published_params_source;
   text.model_type = outer.model_type;
+  text.warnings.insert(text.warnings.begin(), outer.warnings.begin(), outer.warnings.end());
+  text.notes.insert(text.notes.begin(), outer.notes.begin(), outer.notes.end());
   return text;
 }
 
@@ -52,7 +57,6 @@ ModelConfig wrapped_text_model(const JsonFields& f, const ModelConfig& outer, co
                                ModelConfig (*parse)(const JsonFields&, ModelConfig), const std::string& text_type) {
   ModelConfig m = text_model(f, outer, text, parse, text_type);
   m.model_type = outer.model_type;
-  m.hf_repos = outer.hf_repos;
   return m;
 }
 
@@ -118,9 +122,12 @@ ModelConfig parse_qwen2_vl(const JsonFields& f, ModelConfig m) {
 // Gemma-3: gemma3_text in text_config (keys a published file omits take Gemma3TextConfig's
 // defaults), SigLIP in vision_config, and a projection into the text width.
 ModelConfig parse_gemma3(const JsonFields& f, ModelConfig m) {
-  // transformers Gemma3TextConfig defaults for keys the published 4B/12B/27B files leave out.
-  const json defaults = {{"vocab_size", 262208}, {"max_position_embeddings", 131072},
-                         {"sliding_window_pattern", 6}, {"tie_word_embeddings", true}};
+  // transformers Gemma3TextConfig defaults for keys the published 4B/12B/27B files leave out (the
+  // 4B's text_config names neither its 8 / 4 heads nor its head_dim 256: they are the defaults).
+  const json defaults = {{"vocab_size", 262208},     {"max_position_embeddings", 131072},
+                         {"sliding_window_pattern", 6}, {"tie_word_embeddings", true},
+                         {"num_attention_heads", 8},  {"num_key_value_heads", 4},
+                         {"head_dim", 256}};
   const std::string outer_type = m.model_type;
   m = text_model(f, m, text_config(f, defaults), parse_gemma3_text, "gemma3_text");
   m.model_type = outer_type;
@@ -206,15 +213,12 @@ ModelConfig parse_llava(const JsonFields& f, ModelConfig m) {
   return m;
 }
 
-// Qwen3.5 (qwen3_5_moe, qwen3_5): the Qwen3.5 language model in text_config (a Gated DeltaNet +
-// gated attention hybrid, model_family_hybrid.cpp) and the Qwen3-VL ViT in vision_config.
-ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m) {
-  json text = text_config(f, json::object());
-  const std::string want = m.model_type + "_text";
-  const std::string text_type = text.value("model_type", want);
-  if (text_type != want) f.fail("text_config.model_type", text_type, fmt::format("must be {} for model_type {}", want, m.model_type));
-  if (f.has("tie_word_embeddings") && !text.contains("tie_word_embeddings")) text["tie_word_embeddings"] = f.raw("tie_word_embeddings");
-  m = wrapped_text_model(f, m, text, parse_qwen3_5_text, text_type);
+namespace {
+
+// The Qwen3-VL ViT in vision_config (Qwen3-VL and Qwen3.5): Conv3d patch embed, learned position
+// table, LayerNorm blocks with a GELU MLP, the merger and one deepstack merger per
+// deepstack_visual_indexes entry.
+void read_qwen3_vl_vision(const JsonFields& f, ModelConfig& m) {
   json holder;
   JsonFields v = vision_fields(f, holder);
   VisionShape& s = m.vision;
@@ -236,6 +240,37 @@ ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m) {
     v.fail("out_hidden_size", std::to_string(s.out_hidden_size),
            fmt::format("must equal the language model's hidden_size={}", m.hidden_size));
   }
+}
+
+// The text_config of a wrapper whose language model type is its own plus "_text" (Qwen3.5,
+// Qwen3-VL), with the wrapper's tie_word_embeddings when the text config states none.
+json own_text_config(const JsonFields& f, const ModelConfig& m) {
+  json text = text_config(f, json::object());
+  const std::string want = m.model_type + "_text";
+  const std::string text_type = text.value("model_type", want);
+  if (text_type != want) f.fail("text_config.model_type", text_type, fmt::format("must be {} for model_type {}", want, m.model_type));
+  if (f.has("tie_word_embeddings") && !text.contains("tie_word_embeddings")) text["tie_word_embeddings"] = f.raw("tie_word_embeddings");
+  return text;
+}
+
+}  // namespace
+
+// Qwen3.5 (qwen3_5_moe, qwen3_5): the Qwen3.5 language model in text_config (a Gated DeltaNet +
+// gated attention hybrid, model_family_hybrid.cpp) and the Qwen3-VL ViT in vision_config.
+ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m) {
+  const json text = own_text_config(f, m);
+  m = wrapped_text_model(f, m, text, parse_qwen3_5_text, m.model_type + "_text");
+  read_qwen3_vl_vision(f, m);
+  return m;
+}
+
+// Qwen3-VL (qwen3_vl, qwen3_vl_moe): a Qwen3 (or Qwen3-MoE) language model in text_config, whose
+// multimodal RoPE sections and deepstack feature injection hold no parameters, and the Qwen3-VL ViT.
+ModelConfig parse_qwen3_vl(const JsonFields& f, ModelConfig m) {
+  const json text = own_text_config(f, m);
+  const bool moe = m.model_type == "qwen3_vl_moe";
+  m = wrapped_text_model(f, m, text, moe ? parse_qwen_moe : parse_qwen3, moe ? "qwen3_moe" : "qwen3");
+  read_qwen3_vl_vision(f, m);
   return m;
 }
 

@@ -52,7 +52,7 @@ ModuleNames names_for(const ModelConfig& m) {
     n.shared = "block_sparse_moe.shared_experts";
   }
   if (t == "qwen2_moe" || t == "qwen3_moe" || t == "qwen3_next" || t.rfind("qwen3_5", 0) == 0) n.shared = "mlp.shared_expert";
-  if (t == "qwen3_5" || t == "qwen3_5_moe") n.layers = "model.language_model.layers";
+  if (t == "qwen3_5" || t == "qwen3_5_moe" || t == "qwen3_vl" || t == "qwen3_vl_moe") n.layers = "model.language_model.layers";
   if (t == "kimi_k25") n.layers = "language_model.model.layers";
   if (t == "llama4" || t == "llama4_text") {
     n.mlp = "feed_forward";

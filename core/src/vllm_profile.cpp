@@ -113,25 +113,57 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
   return widest;
 }
 
-int vllm_v1_padded_kv_layers(const KvLayout& layout) {
+VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout) {
+  VllmKvGroups out;
   std::vector<int> counts;
   double page = -1;
   for (const KvLayerGroup& g : layout.groups()) {
     if (!holds_kv_per_token(g.kind) || g.num_layers == 0) continue;
-    if (page >= 0 && g.bytes_per_token != page) return 0;
+    if (page >= 0 && g.bytes_per_token != page) return {};
     page = g.bytes_per_token;
     counts.push_back(g.num_layers);
+    out.types.push_back({g.kind, g.window_tokens, 0});
   }
   for (const KvLayerGroup& g : layout.groups()) {
-    if (!holds_kv_per_token(g.kind) && g.num_layers > 0) return 0;  // recurrent state: other page rule
+    if (!holds_kv_per_token(g.kind) && g.num_layers > 0) return {};  // recurrent state: other page rule
   }
-  if (counts.size() < 2) return 0;
+  if (counts.size() < 2) return {};
   const int smallest = *std::min_element(counts.begin(), counts.end());
   const int largest = *std::max_element(counts.begin(), counts.end());
-  const int group_size = 2 * largest < 3 * smallest ? largest : smallest;
-  int padded = 0;
-  for (int n : counts) padded += (n + group_size - 1) / group_size * group_size;
-  return padded;
+  out.group_size = 2 * largest < 3 * smallest ? largest : smallest;
+  for (size_t i = 0; i < counts.size(); ++i) out.types[i].num_groups = (counts[i] + out.group_size - 1) / out.group_size;
+  return out;
+}
+
+int VllmKvGroups::num_groups() const {
+  int n = 0;
+  for (const Type& t : types) n += t.num_groups;
+  return n;
+}
+
+int vllm_v1_padded_kv_layers(const KvLayout& layout) {
+  const VllmKvGroups g = vllm_v1_kv_groups(layout);
+  return g.num_groups() * g.group_size;
+}
+
+double vllm_v1_hybrid_max_concurrency(const VllmKvGroups& groups, int64_t vllm_blocks, int tokens_per_block,
+                                      int64_t max_model_len, int64_t max_num_batched_tokens) {
+  if (groups.types.empty() || tokens_per_block <= 0 || max_model_len <= 0) return 0;
+  const int64_t b = tokens_per_block;
+  int64_t blocks_per_request = 0;
+  for (const VllmKvGroups::Type& t : groups.types) {
+    int64_t per_group = 0;
+    if (t.kind == LayerKind::kFullAttention) {
+      per_group = (max_model_len + b - 1) / b;
+    } else if (t.kind == LayerKind::kSlidingAttention && t.window_tokens > 0) {
+      const int64_t tokens = std::min<int64_t>(t.window_tokens - 1 + max_num_batched_tokens, max_model_len);
+      per_group = (tokens + b - 1) / b + 1;
+    } else {
+      return 0;
+    }
+    blocks_per_request += per_group * t.num_groups;
+  }
+  return static_cast<double>(vllm_blocks) / static_cast<double>(blocks_per_request);
 }
 
 int64_t vllm_default_max_model_len(const ModelConfig& m) {

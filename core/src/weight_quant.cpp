@@ -187,6 +187,33 @@ QuantizationConfig parse_modelopt(const JsonFields& f) {
   } else {
     f.fail("quant_algo", algo.empty() ? "missing" : algo, "must be FP8 or NVFP4 for the modelopt method");
   }
+  // Newer ModelOpt exports also describe the scheme as compressed-tensors-style config_groups. kvplan
+  // reads quant_algo; a group that says something else (another width, int weights, a second
+  // scheme) is refused by name rather than counted as quant_algo says.
+  if (f.has("config_groups")) {
+    const json& groups = f.raw("config_groups");
+    if (!groups.is_object() || groups.size() != 1) {
+      f.fail("config_groups", internal::json_value_text(groups),
+             fmt::format("must hold exactly one group matching quant_algo={} (kvplan reads one scheme)", algo));
+    }
+    JsonFields g(groups.begin().value(), f.what() + " config_groups." + groups.begin().key());
+    JsonFields w(g.raw("weights"), g.what() + ".weights");
+    const int bits = w.positive_int("num_bits");
+    const std::string type = w.string_or("type", "int");
+    const int want_bits = algo == "NVFP4" ? 4 : 8;
+    if (bits != want_bits || type != "float") {
+      w.fail("num_bits", fmt::format("{} ({})", bits, type),
+             fmt::format("must be {}-bit float to match quant_algo={}", want_bits, algo));
+    }
+    if (algo == "NVFP4" && w.positive_int_or("group_size", 16) != 16) {
+      w.fail("group_size", std::to_string(w.positive_int("group_size")), "must be 16 for NVFP4");
+    }
+  }
+  if (f.has("kv_cache_scheme")) {
+    q.kv_cache_fp8 = true;
+    q.notes.push_back("the checkpoint ships KV-cache quantization scales (kv_cache_scheme); kvplan uses the KV "
+                      "dtype you choose with --kv-cache-dtype");
+  }
   if (f.has("kv_cache_quant_algo")) {
     q.kv_cache_fp8 = internal::json_value_text(f.raw("kv_cache_quant_algo")) == "FP8";
     q.notes.push_back(fmt::format("the checkpoint ships {} KV-cache scales (kv_cache_quant_algo); kvplan "

@@ -1,11 +1,17 @@
 // plan/src/presets.cpp — the model and GPU presets as lists (kvplan models, kvplan gpus).
 #include "kvplan/plan/presets.h"
 
+#include <algorithm>
+#include <string>
+#include <string_view>
+
 #include <fmt/format.h>
 
+#include "kvplan/core/dtype.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/core/weight_quant.h"
 #include "kvplan/plan/text.h"
 
 namespace kvplan::plan {
@@ -22,6 +28,8 @@ nlohmann::json models_json() {
   for (const ModelConfig& m : model_presets()) {
     out.push_back({{"id", m.id}, {"name", m.name}, {"model_type", m.model_type}, {"layers", m.num_layers()},
                    {"num_parameters", count_parameters(m).total()}, {"kv_bytes_per_token", kv_bytes_per_token(m, KvScheme{})},
+                   {"weights", m.quantization.method == QuantMethod::kNone ? std::string(dtype_name(m.dtype))
+                                                                             : std::string(quant_method_name(m.quantization.method))},
                    {"source", m.source}, {"hf_repos", m.hf_repos},
                    {"published_params", m.published_params ? nlohmann::json(*m.published_params) : nlohmann::json(nullptr)},
                    {"published_params_source", m.published_params_source}});
@@ -30,13 +38,26 @@ nlohmann::json models_json() {
 }
 
 std::string models_text() {
-  std::string out = fmt::format("{:<20} {:<12} {:>7} {:>18} {:>16}  {}\n", "id", "model_type", "layers", "parameters",
-                                "KV B/token bf16", "source");
+  // Columns as wide as the longest id and model_type (quantized presets have long ids).
+  size_t id_width = 20, type_width = 12;
+  for (const ModelConfig& m : model_presets()) {
+    id_width = std::max(id_width, m.id.size());
+    type_width = std::max(type_width, m.model_type.size());
+  }
+  auto row = [&](std::string_view id, std::string_view type, std::string_view layers, std::string_view params,
+                 std::string_view kv, std::string_view weights, std::string_view source) {
+    return fmt::format("{:<{}} {:<{}} {:>7} {:>18} {:>16}  {:<12}  {}\n", id, id_width, type, type_width, layers, params,
+                       kv, weights, source);
+  };
+  std::string out = row("id", "model_type", "layers", "parameters", "KV B/token bf16", "weights", "source");
   for (const ModelConfig& m : model_presets()) {
     const int64_t params = count_parameters(m).total();
     const double kv = kv_bytes_per_token(m, KvScheme{});
-    out += fmt::format("{:<20} {:<12} {:>7} {:>18} {:>16}  {}\n", m.id, m.model_type, m.num_layers(), with_commas(params),
-                       with_commas(static_cast<int64_t>(kv)), m.source);
+    const std::string weights = m.quantization.method == QuantMethod::kNone
+                                    ? std::string(dtype_name(m.dtype))
+                                    : std::string(quant_method_name(m.quantization.method));
+    out += row(m.id, m.model_type, std::to_string(m.num_layers()), with_commas(params),
+               with_commas(static_cast<int64_t>(kv)), weights, m.source);
   }
   return out;
 }

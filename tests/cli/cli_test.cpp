@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -255,6 +257,25 @@ TEST(Cli, ModelsListShowsReposAndPublishedParams) {
     EXPECT_NE(m["source"].get<std::string>().find("huggingface.co/meta-llama"), std::string::npos);
   }
   EXPECT_TRUE(found);
+}
+
+// The issue-24 presets are listed with their weight format, and the text columns fit the longest id.
+TEST(Cli, ModelsListTheQuantizedCheckpointsWithTheirFormat) {
+  Result j = run("models --json");
+  ASSERT_EQ(j.status, 0);
+  std::map<std::string, std::string> weights;
+  for (const auto& m : nlohmann::json::parse(j.out)) weights[m["id"].get<std::string>()] = m["weights"].get<std::string>();
+  EXPECT_EQ(weights.at("qwen3-14b"), "bf16");
+  EXPECT_EQ(weights.at("qwen3-32b-fp8"), "fp8-block");
+  EXPECT_EQ(weights.at("qwen3.5-397b-a17b-nvfp4"), "nvfp4");
+  EXPECT_EQ(weights.at("llama-3.1-70b-fp8"), "fp8");
+  Result t = run("models");
+  ASSERT_EQ(t.status, 0);
+  // the id column is as wide as the longest id ("llama-3.3-70b-fp8-dynamic", 25 characters), so
+  // every id is followed by at least one space before its model_type
+  EXPECT_TRUE(std::regex_search(t.out, std::regex("\nqwen3\\.5-397b-a17b-nvfp4 +qwen3_5_moe ")));
+  EXPECT_TRUE(std::regex_search(t.out, std::regex("\nllama-3\\.3-70b-fp8-dynamic +llama ")));
+  EXPECT_TRUE(std::regex_search(t.out, std::regex("\nphi-4-mini +phi3 ")));
 }
 
 TEST(CliBadInput, UnknownPreset) { expect_bad_input("memory --model no-such-model", {"model=no-such-model", "preset"}); }

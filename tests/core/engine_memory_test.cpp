@@ -368,6 +368,15 @@ TEST(Issue24Deployments, VllmMemoryAnswersOnTheirGpus) {
       {"glm-5-fp8", "b200", 8, DType::kFp8E4M3, 64, int64_t{64} * 61464},
       // 61 layers * 1,152 B (bf16 latent, replicated); x16
       {"kimi-k2.5", "h200", 8, DType::kBF16, 16, int64_t{16} * 70272},
+      // Qwen3-VL-8B on one H100: 36 layers * 2 * 8 KV heads * 128 * 2 B = 147,456 B/token; x16
+      {"qwen3-vl-8b", "h100-sxm", 1, DType::kBF16, 16, int64_t{16} * 147456},
+      // Qwen3-VL-30B-A3B on 2 x H100: 48 layers * 2 * (4 / tp 2) heads * 128 * 2 B = 49,152; x16
+      {"qwen3-vl-30b-a3b", "h100-sxm", 2, DType::kBF16, 16, int64_t{16} * 49152},
+      // the quantized checkpoints on the GPUs their vendors name: Qwen3.5-397B NVFP4 on 4 x B200
+      //   (15 full layers * 1 replicated KV head (2 < 4) * 2 * 256 * 2 B = 15,360), DeepSeek-V3.2
+      //   NVFP4 on 4 x B200 (fp8 latent + indexer 48,068, x64)
+      {"qwen3.5-397b-a17b-nvfp4", "b200", 4, DType::kBF16, 16, int64_t{16} * 15360},
+      {"deepseek-v3.2-nvfp4", "b200", 4, DType::kFp8E4M3, 64, int64_t{64} * 48068},
   };
   for (const Deployment& d : cases) {
     ModelConfig m = resolve_model(d.model);

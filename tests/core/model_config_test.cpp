@@ -490,5 +490,34 @@ TEST(Issue24Families, KimiK25RefusesAnUnknownQuantizationMethod) {
   expect_config_error(j, {"mm_projector_type", "mlp"});
 }
 
+// Fields inside the common dense families that add tensors kvplan does not enumerate are refused by
+// name, not answered without them.
+TEST(Issue24Families, DenseFieldsThatAddUncountedTensorsAreRefused) {
+  json j = preset_json("llama-3.2-1b");
+  j["mlp_bias"] = true;
+  expect_config_error(j, {"mlp_bias", "true", "model_type=llama"});
+  j = preset_json("phi-4-mini");
+  j["lm_head_bias"] = true;
+  expect_config_error(j, {"lm_head_bias", "true"});
+  j = preset_json("phi-4-mini");
+  j["full_attn_mod"] = 4;
+  expect_config_error(j, {"full_attn_mod", "4", "must be 1"});
+  // the published values parse
+  EXPECT_NO_THROW(parse_model_config(preset_json("phi-4-mini"), "phi-4-mini"));
+}
+
+// A ModelOpt config whose config_groups says something other than its quant_algo is refused.
+TEST(Issue24Families, ModelOptConfigGroupsMustMatchQuantAlgo) {
+  json j = preset_json("qwen3.5-397b-a17b-nvfp4");
+  j["quantization_config"]["config_groups"]["group_0"]["weights"]["num_bits"] = 8;
+  expect_config_error(j, {"num_bits", "8", "quant_algo=NVFP4"});
+  j = preset_json("qwen3.5-397b-a17b-nvfp4");
+  j["quantization_config"]["config_groups"]["group_1"] = j["quantization_config"]["config_groups"]["group_0"];
+  expect_config_error(j, {"config_groups", "exactly one group"});
+  j = preset_json("minimax-m2.5-nvfp4");
+  j["quantization_config"]["config_groups"]["group_0"]["weights"]["group_size"] = 32;
+  expect_config_error(j, {"group_size", "32", "16"});
+}
+
 }  // namespace
 }  // namespace kvplan

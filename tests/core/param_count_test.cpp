@@ -6,9 +6,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "kvplan/core/kv_layout.h"
 #include "kvplan/core/model_config.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
@@ -113,8 +115,8 @@ TEST(ParamCount, PresetsMatchPublishedTotals) {
     EXPECT_EQ(count_parameters(m).total(), *m.published_params) << m.id;
     ++checked;
   }
-  // 26 presets carry an undisputed published total (see data/models/*.json)
-  EXPECT_EQ(checked, 26);
+  // 44 presets carry an undisputed published total (see data/models/*.json)
+  EXPECT_EQ(checked, 44);
 }
 
 // The glm4_moe checkpoints carry one multi-token-prediction layer that serving without speculative
@@ -258,12 +260,198 @@ TEST(ParamCount, Qwen3SmallTiedPresetsAreTheirCheckpointTotalsLessTheStoredHead)
   EXPECT_EQ(1720574976 + int64_t{151936} * 2048, 2031739904);
 }
 
+// --- The common sizes added for issue 24, each equal to its checkpoint's published total (the
+// preset file names the source). Worked by hand, tensor by tensor.
+
+TEST(ParamCount, Llama32SmallTiedPresets) {
+  // Llama-3.2-1B: q 2048*2048 = 4,194,304, k and v 512*2048 = 1,048,576 each, o 4,194,304
+  //   -> 10,485,760; MLP 3*2048*8192 = 50,331,648; norms 4,096 -> 60,821,504; 16 layers 973,144,064
+  //   + tied embedding 128256*2048 = 262,668,288 (stored once) + final norm 2,048
+  EXPECT_EQ(count_parameters(resolve_model("llama-3.2-1b")).total(), 1235814400);
+  // Llama-3.2-3B: q 3072*3072 = 9,437,184, k and v 1024*3072 = 3,145,728 each, o 9,437,184
+  //   -> 25,165,824; MLP 3*3072*8192 = 75,497,472; norms 6,144 -> 100,669,440; 28 layers
+  //   2,818,744,320 + tied embedding 128256*3072 = 394,002,432 + 3,072
+  EXPECT_EQ(count_parameters(resolve_model("llama-3.2-3b")).total(), 3212749824);
+}
+
+TEST(ParamCount, Qwen25InstructPresets) {
+  // 7B: q 3584^2 + bias 3,584 = 12,848,640; k and v 512*3584 + 512 = 1,835,520 each; o 12,845,056
+  //   -> 29,364,736; MLP 3*3584*18944 = 203,685,888; norms 7,168 -> 233,057,792; 28 layers
+  //   6,525,618,176 + embed and head 2 * 152064*3584 = 1,089,994,752 + 3,584
+  EXPECT_EQ(count_parameters(resolve_model("qwen2.5-7b")).total(), 7615616512);
+  // 14B: q 5120^2 + 5,120 = 26,219,520; k and v 1024*5120 + 1,024 = 5,243,904 each; o 26,214,400
+  //   -> 62,921,728; MLP 3*5120*13824 = 212,336,640; norms 10,240 -> 275,268,608; 48 layers
+  //   13,212,893,184 + 2 * 152064*5120 = 1,557,135,360 + 5,120
+  EXPECT_EQ(count_parameters(resolve_model("qwen2.5-14b")).total(), 14770033664);
+  // 32B: attention as 14B 62,921,728; MLP 3*5120*27648 = 424,673,280; norms 10,240 -> 487,605,248;
+  //   64 layers 31,206,735,872 + 1,557,135,360 + 5,120
+  EXPECT_EQ(count_parameters(resolve_model("qwen2.5-32b")).total(), 32763876352);
+}
+
+TEST(ParamCount, Qwen3_4bAnd14b) {
+  // 4B: q 4096*2560 = 10,485,760, k and v 1024*2560 = 2,621,440 each, o 2560*4096 = 10,485,760,
+  //   q/k norms 256 -> 26,214,656; MLP 3*2560*9728 = 74,711,040; norms 5,120 -> 100,930,816;
+  //   36 layers 3,633,509,376 + tied embedding 151936*2560 = 388,956,160 (stored once) + 2,560
+  EXPECT_EQ(count_parameters(resolve_model("qwen3-4b")).total(), 4022468096);
+  // 14B: q and o 5120^2 = 26,214,400 each, k and v 1024*5120 = 5,242,880 each, norms 256
+  //   -> 62,914,816; MLP 3*5120*17408 = 267,386,880; norms 10,240 -> 330,311,936; 40 layers
+  //   13,212,477,440 + embed and head 2 * 151936*5120 = 1,555,824,640 + 5,120
+  EXPECT_EQ(count_parameters(resolve_model("qwen3-14b")).total(), 14768307200);
+}
+
+TEST(ParamCount, Gemma3SmallPresets) {
+  // 1B (gemma3_text): q 4*256*1152 = 1,179,648, k and v 256*1152 = 294,912 each, o 1,179,648,
+  //   q/k norms 512 -> 2,949,632; MLP 3*1152*6912 = 23,887,872; four norms 4,608 -> 26,842,112;
+  //   26 layers 697,894,912 + tied embedding 262144*1152 = 301,989,888 + final norm 1,152
+  EXPECT_EQ(count_parameters(resolve_model("gemma-3-1b")).total(), 999885952);
+  // SigLIP (27 x 1152, MLP 4304, patch 14, 896 px): patch embed 1152*3*14*14 + 1,152 = 678,528;
+  //   positions (896/14)^2 * 1152 = 4,718,592; block 15,239,504 x 27 = 411,466,608; post norm 2,304
+  //   -> 416,866,032; projector: soft-embedding norm 1,152 + 1152 x text width
+  const int64_t siglip = 678528 + 4718592 + 411466608 + 2304;
+  // 4B: text_config names neither heads nor head_dim: Gemma3TextConfig's 8 / 4 heads of 256.
+  //   q 2048*2560 = 5,242,880, k and v 1024*2560 = 2,621,440 each, o 5,242,880, norms 512
+  //   -> 15,729,152; MLP 3*2560*10240 = 78,643,200; norms 10,240 -> 94,382,592; 34 layers
+  //   3,209,008,128 + tied embedding 262208*2560 = 671,252,480 + 2,560 = 3,880,263,168
+  ParamCount c4 = count_parameters(resolve_model("gemma-3-4b"));
+  EXPECT_EQ(c4.vision, siglip + 1152 + int64_t{1152} * 2560);
+  EXPECT_EQ(c4.total() - c4.vision, 3880263168);
+  EXPECT_EQ(c4.total(), 4300079472);
+  // 12B: q 4096*3840 = 15,728,640, k and v 2048*3840 = 7,864,320 each, o 15,728,640, norms 512
+  //   -> 47,186,432; MLP 3*3840*15360 = 176,947,200; norms 15,360 -> 224,148,992; 48 layers
+  //   10,759,151,616 + 262208*3840 = 1,006,878,720 + 3,840 = 11,766,034,176
+  ParamCount c12 = count_parameters(resolve_model("gemma-3-12b"));
+  EXPECT_EQ(c12.vision, siglip + 1152 + int64_t{1152} * 3840);
+  EXPECT_EQ(c12.total() - c12.vision, 11766034176);
+  EXPECT_EQ(c12.total(), 12187325040);
+}
+
+TEST(ParamCount, Phi4MiniTiedWithPartialRotary) {
+  // qkv (24 + 2*8) * 128 * 3072 = 15,728,640; o 3072^2 = 9,437,184; gate_up 2*8192*3072 =
+  //   50,331,648; down 25,165,824; norms 6,144 -> 100,669,440; 32 layers 3,221,422,080
+  //   + tied embedding 200064*3072 = 614,596,608 (stored once) + final norm 3,072
+  EXPECT_EQ(count_parameters(resolve_model("phi-4-mini")).total(), 3836021760);
+}
+
 TEST(WeightBytes, Llama31_8bBf16Total) {
   // 2 B * 8,030,261,248
   EXPECT_EQ(weight_bytes_total(resolve_model("llama-3.1-8b"), WeightFormat{}), int64_t{2} * 8030261248);
   // vocab 128256 is already a multiple of 64 (2004 * 64): per GPU at tp=1 equals the total
   EXPECT_EQ(weight_bytes_per_gpu(resolve_model("llama-3.1-8b"), WeightFormat{}, Parallelism{}),
             int64_t{2} * 8030261248);
+}
+
+TEST(ParamCount, Qwen3VlIsQwen3PlusItsVitWithDeepstackMergers) {
+  // Qwen3-VL ViT (27 blocks of 1152, MLP 4304, patch 16, temporal 2, merge 2, 2304 positions), as
+  //   Qwen3.5's: patch_embed 1,770,624 + pos_embed 2,654,208 + blocks 411,466,608 = 415,891,440;
+  //   merger: LayerNorm 2,304, fc1 4608^2 + 4608 = 21,238,272, fc2 out*4608 + out;
+  //   three deepstack mergers (deepstack_visual_indexes [8, 16, 24]), each with its LayerNorm over
+  //   the merged 4608 (9,216), fc1 21,238,272 and fc2 out*4608 + out.
+  auto vit = [](int64_t out) {
+    const int64_t fc2 = out * 4608 + out;
+    return int64_t{415891440} + (2304 + 21238272 + fc2) + 3 * (9216 + 21238272 + fc2);
+  };
+  // 8B: out 4096 -> vision 576,388,336; text = Qwen3-8B's 8,190,735,360
+  ParamCount c8 = count_parameters(resolve_model("qwen3-vl-8b"));
+  EXPECT_EQ(c8.vision, vit(4096));
+  EXPECT_EQ(c8.vision, 576388336);
+  EXPECT_EQ(c8.total() - c8.vision, count_parameters(resolve_model("qwen3-8b")).total());
+  EXPECT_EQ(c8.total(), 8767123696);
+  // 30B-A3B: out 2048 -> vision 538,631,408; text = Qwen3-30B-A3B's 30,532,122,624
+  ParamCount c30 = count_parameters(resolve_model("qwen3-vl-30b-a3b"));
+  EXPECT_EQ(c30.vision, vit(2048));
+  EXPECT_EQ(c30.total() - c30.vision, count_parameters(resolve_model("qwen3-30b-a3b")).total());
+  EXPECT_EQ(c30.total(), 31070754032);
+  // 4B and 2B: a ViT of 24 blocks of 1024 (MLP 4096, 2304 positions): patch_embed 1024*3*2*16*16
+  //   + 1,024 = 1,573,888; positions 2,359,296; block 4*1024 + (3*1024^2 + 3,072) + (1024^2 + 1,024)
+  //   + (4096*1024 + 4,096) + (1024*4096 + 1,024) = 12,596,224, x24 = 302,309,376; mergers over 4096:
+  //   LayerNorm 2,048 (main) or 8,192 (deepstack), fc1 4096^2 + 4,096 = 16,781,312, fc2 out*4096 + out
+  auto small_vit = [](int64_t out) {
+    const int64_t fc2 = out * 4096 + out;
+    return int64_t{1573888 + 2359296 + 302309376} + (2048 + 16781312 + fc2) + 3 * (8192 + 16781312 + fc2);
+  };
+  ParamCount c4 = count_parameters(resolve_model("qwen3-vl-4b"));
+  EXPECT_EQ(c4.vision, small_vit(2560));
+  EXPECT_EQ(c4.total() - c4.vision, count_parameters(resolve_model("qwen3-4b")).total());  // 4,022,468,096
+  EXPECT_EQ(c4.total(), 4437815808);
+  ParamCount c2 = count_parameters(resolve_model("qwen3-vl-2b"));
+  EXPECT_EQ(c2.vision, small_vit(2048));
+  EXPECT_EQ(c2.total() - c2.vision, count_parameters(resolve_model("qwen3-1.7b")).total());  // tied, 1,720,574,976
+  EXPECT_EQ(c2.total(), 2127532032);
+  // the text model's KV cache is Qwen3's: 36 layers x 2 x 8 heads x 128 x 2 B = 147,456 B/token
+  EXPECT_EQ(kv_bytes_per_token(resolve_model("qwen3-vl-8b"), KvScheme{}), 147456);
+}
+
+// --- Vendor-quantized presets (issue 24): the same parameters as the 16-bit preset, stored as
+// the checkpoint stores them. Totals are whole-model (tp = 1), worked tensor by tensor.
+
+TEST(WeightBytes, Qwen3_32bFp8BlockCheckpoint) {
+  const ModelConfig m = resolve_model("qwen3-32b-fp8");
+  EXPECT_EQ(count_parameters(m).total(), count_parameters(resolve_model("qwen3-32b")).total());
+  // fp8 e4m3 weights (1 B) + one weight_scale_inv per 128 x 128 block, which Qwen's FP8 checkpoints
+  // store in bf16 (2 B; DeepSeek's are fp32: data/quantized/README.md), per layer:
+  //   q [8192, 5120]: 41,943,040 + 64*40*2 = 5,120;  k, v [1024, 5120]: 5,242,880 + 8*40*2 = 640 each
+  //   o [5120, 8192]: 41,943,040 + 5,120;  gate, up [25600, 5120]: 131,072,000 + 200*40*2 = 16,000 each
+  //   down [5120, 25600]: 131,072,000 + 16,000  -> 487,587,840 + 59,520
+  //   bf16 norms: 2*5120 + q/k norms 2*128 = 10,496 elements -> 20,992  => 487,668,352 per layer
+  // 64 layers 31,210,774,528 + bf16 embedding and lm_head 2 * 151936*5120*2 = 3,111,649,280
+  //   + final norm 10,240
+  EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}), 34322434048);
+}
+
+TEST(WeightBytes, Qwen35_397bNvfp4OnlyTheRoutedExpertsAreFp4) {
+  const ModelConfig m = resolve_model("qwen3.5-397b-a17b-nvfp4");
+  const ParamCount c = count_parameters(m);
+  EXPECT_EQ(c.total(), count_parameters(resolve_model("qwen3.5-397b-a17b")).total());
+  // ModelOpt NVFP4 linear [rows, cols]: e2m1 weight rows*cols/2 + fp8 weight_scale rows*cols/16
+  //   + fp32 weight_scale_2 and input_scale (8 B). An expert's gate and up [1024, 4096] and down
+  //   [4096, 1024]: 3 * (2,097,152 + 262,144 + 8) = 7,077,912 B; 512 experts x 60 layers
+  //   = 217,433,456,640 B for 386,547,056,640 parameters.
+  const int64_t expert_params = int64_t{60} * 512 * 3 * 4096 * 1024;
+  EXPECT_EQ(c.experts, expert_params);
+  // Everything else stays bf16 (the ignore list covers attention, Gated DeltaNet, shared experts,
+  //   the vision tower, lm_head; routers, norms and embeddings are never quantized):
+  //   (396,802,360,816 - 386,547,056,640) * 2 = 20,510,608,352
+  EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}),
+            int64_t{60} * 512 * 7077912 + (c.total() - expert_params) * 2);
+  EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}), 237944064992);
+}
+
+TEST(WeightBytes, DeepseekV32Nvfp4KeepsTheLatentProjectionsButNotOProj) {
+  const ModelConfig m = resolve_model("deepseek-v3.2-nvfp4");
+  const ModelConfig bf16 = resolve_model("deepseek-v3.2");
+  const WeightFormat f{m.dtype, m.quantization};
+  // Against the same model with every MLA projection but o_proj ignored by hand: the preset's
+  // exclude list names q_a, q_b, kv_a, kv_b and the indexer of each of the 61 layers, so the only
+  // attention tensor in NVFP4 is o_proj [7168, 128*128] = 117,440,512 elements. Its bf16 bytes
+  //   234,881,024 become e2m1 58,720,256 + fp8 scales 7,340,032 + two fp32 scales 8 = 66,060,296.
+  ModelConfig all_kept = m;
+  all_kept.quantization.ignore.push_back("self_attn");
+  const int64_t kept = weight_bytes_total(all_kept, WeightFormat{m.dtype, all_kept.quantization});
+  EXPECT_EQ(kept - weight_bytes_total(m, f), int64_t{61} * (234881024 - 66060296));
+  EXPECT_EQ(count_parameters(m).total(), count_parameters(bf16).total());
+}
+
+// The quantized presets whose checkpoint size is published (data/quantized/README.md gives each
+// total and how it was read): kvplan's bytes from the preset's own quantization_config equal it.
+TEST(WeightBytes, QuantizedPresetsWeighExactlyWhatTheirCheckpointsStore) {
+  const std::pair<const char*, int64_t> checkpoints[] = {
+      {"qwen2.5-7b-awq", 5570747392},             // safetensors header element counts
+      {"llama-3.3-70b-nvfp4", 42709045632},        // index total_size
+      {"llama-3.1-8b-fp8-dynamic", 9083953152},    // summed header data_offsets
+      {"llama-3.3-70b-fp8-dynamic", 72669806592},  // per-dtype element counts (derived)
+      {"llama-3.3-70b-w4a16", 39525311232},        // summed header data_offsets
+      {"qwen3-14b-fp8", 16326169600},              // artifact manifest payloads (derived)
+  };
+  for (const auto& [id, bytes] : checkpoints) {
+    const ModelConfig m = resolve_model(id);
+    ASSERT_NE(m.quantization.method, QuantMethod::kNone) << id;
+    EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}), bytes) << id;
+  }
+  // and each preset records that total itself
+  for (const auto& [id, bytes] : checkpoints) {
+    std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/data/models/" + id + ".json");
+    EXPECT_EQ(nlohmann::json::parse(in)["_kvplan_checkpoint_bytes"].get<int64_t>(), bytes) << id;
+  }
 }
 
 // A tiny Llama: hidden 64, 4 heads (head_dim 16), 2 KV heads, MLP 128, 2 layers, vocab 100.

@@ -4,8 +4,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/presets.h"
@@ -38,8 +42,8 @@ std::string error_of(auto&& call) {
 
 TEST(Presets, EveryModelPresetLoads) {
   const std::vector<ModelConfig>& models = model_presets();
-  // data/models holds 49 presets (core/CMakeLists.txt KVPLAN_MODEL_PRESETS)
-  EXPECT_EQ(models.size(), 49u);
+  // data/models holds 79 presets (core/CMakeLists.txt KVPLAN_MODEL_PRESETS)
+  EXPECT_EQ(models.size(), 79u);
   std::set<std::string> ids;
   for (const ModelConfig& m : models) {
     EXPECT_FALSE(m.source.empty()) << m.id;
@@ -257,6 +261,31 @@ TEST(Presets, ModelFromHuggingFaceRepo) {
     EXPECT_EQ(resolve_model(repo).id, m.id) << repo;
   }
   EXPECT_GE(with_repo, 16u);  // all 16 shipped presets come from huggingface.co
+}
+
+// Every preset keeps the repo ids its file lists, whatever its family parser does with the file:
+// the multimodal wrappers (Gemma-3, Llama-4, Mistral-3, Qwen2-VL) parse the language model from
+// text_config and used to drop them, so those repos resolved only through the source URL.
+TEST(Presets, EveryPresetKeepsTheRepoIdsItsFileLists) {
+  size_t checked = 0;
+  for (const ModelConfig& m : model_presets()) {
+    std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/data/models/" + m.id + ".json");
+    ASSERT_TRUE(in) << m.id;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Python's json writes bare Infinity (Mamba-2's time_step_limit); make it parseable.
+    for (size_t at = text.find("Infinity"); at != std::string::npos; at = text.find("Infinity", at)) {
+      text.replace(at, 8, "null");
+    }
+    const nlohmann::json j = nlohmann::json::parse(text);
+    const size_t listed = j.contains("_kvplan_hf_repos") ? j["_kvplan_hf_repos"].size() : 0;
+    EXPECT_EQ(m.hf_repos.size(), listed) << m.id;
+    for (const std::string& r : m.hf_repos) EXPECT_EQ(resolve_model(r).id, m.id) << r;
+    if (listed > 0) ++checked;
+  }
+  EXPECT_EQ(checked, model_presets().size());  // every preset lists its repos
+  EXPECT_EQ(resolve_model("google/gemma-3-27b-it").hf_repos, std::vector<std::string>{"google/gemma-3-27b-it"});
+  EXPECT_EQ(resolve_model("mistralai/Mistral-Small-3.2-24B-Instruct-2506").id, "mistral-small-3.1-24b");
+  EXPECT_EQ(resolve_model("meta-llama/Llama-4-Scout-17B-16E-Instruct").hf_repos.size(), 1u);
 }
 
 TEST(Presets, HfRepoFromUrl) {

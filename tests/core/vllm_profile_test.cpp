@@ -180,6 +180,41 @@ TEST(VllmHybridAllocator, PadsLayerGroupsToTheSmallestTypesCount) {
             int64_t{62} * 131072);
 }
 
+// vLLM's printed maximum concurrency for hybrid layouts (get_max_concurrency_for_kv_cache_config).
+TEST(VllmHybridAllocator, MaximumConcurrencyCountsEachGroupsBlocksPerRequest) {
+  // Gemma-3-4B: 34 layers, global every 6th -> 5 full + 29 sliding (window 1024); groups of 5:
+  // 1 full group + ceil(29 / 5) = 6 sliding groups (one padding layer).
+  const VllmKvGroups g = vllm_v1_kv_groups(build_kv_layout(resolve_model("gemma-3-4b"), KvScheme{}, Parallelism{}, 0));
+  ASSERT_EQ(g.types.size(), 2u);
+  EXPECT_EQ(g.group_size, 5);
+  EXPECT_EQ(g.num_groups(), 7);
+  // Log 27 (vLLM 0.19.0, H100, max_model_len 8192, 8192 batched tokens): 204,817 blocks of 16 tokens.
+  //   full group: 8192 / 16 = 512 blocks; each sliding group: min(1023 + 8192, 8192) / 16 + 1 = 513
+  //   -> 512 + 6 * 513 = 3,590 blocks per request; 204,817 / 3,590 = 57.0521 (printed "57.05x")
+  EXPECT_NEAR(vllm_v1_hybrid_max_concurrency(g, 204817, 16, 8192, 8192), 204817.0 / 3590, 1e-12);
+  // The old tokens line "GPU KV cache size: 468,144" is 204,817 // 7 groups * 16, not 57.05 x 8192.
+  EXPECT_EQ(204817 / g.num_groups() * 16, 468144);
+  // gpt-oss-120b (log 81: 0.10.1.1, 16,384 tokens, A100 2048 batched): 18 full + 18 sliding (128),
+  //   groups of 18: full 16384 / 16 = 1024 blocks; sliding min(127 + 2048, 16384) = 2175 -> 136 + 1
+  //   = 137; a request takes 1,161 blocks, far fewer than 2 x 1024.
+  const VllmKvGroups oss =
+      vllm_v1_kv_groups(build_kv_layout(resolve_model("gpt-oss-120b"), KvScheme{}, Parallelism{}, 0));
+  EXPECT_EQ(oss.group_size, 18);
+  EXPECT_EQ(oss.num_groups(), 2);
+  EXPECT_DOUBLE_EQ(vllm_v1_hybrid_max_concurrency(oss, 1161, 16, 16384, 2048), 1.0);
+  // Llama-4's chunked local attention keeps the plain rule (0: not handled here).
+  const VllmKvGroups scout =
+      vllm_v1_kv_groups(build_kv_layout(resolve_model("llama-4-scout"), KvScheme{}, Parallelism{}, 0));
+  EXPECT_EQ(vllm_v1_hybrid_max_concurrency(scout, 1000, 16, 8192, 8192), 0.0);
+  // In the plan the printed figure follows: the pool's blocks over 3,590, within 0.1% of kvplan's
+  // own blocks x groups / 3,590 (its blocks cost 35 pages, vLLM's 5).
+  ServingConfig c = vllm("0.19");
+  c.max_model_len = 8192;
+  const MemoryPlan plan = plan_memory(resolve_model("gemma-3-4b"), resolve_gpu("h100-sxm"), KvScheme{}, Parallelism{}, c);
+  EXPECT_EQ(plan.max_num_batched_tokens, 8192);
+  EXPECT_NEAR(plan.max_concurrency, static_cast<double>(plan.num_blocks) * 7 / 3590, 7.0 / 3590);
+}
+
 TEST(ChunkedPrefill, ParsesItsNames) {
   EXPECT_EQ(parse_chunked_prefill("auto"), ChunkedPrefill::kAuto);
   EXPECT_EQ(parse_chunked_prefill("on"), ChunkedPrefill::kOn);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/gpu_spec.h"
@@ -41,6 +42,30 @@ int64_t widest_intermediate_elems(const ModelConfig& model, const Parallelism& p
 // page x (groups x group_size). Returns that padded layer count, or 0 when the rule does not apply
 // (a single attention type, or page sizes that differ).
 int vllm_v1_padded_kv_layers(const KvLayout& layout);
+
+// The groups that rule builds: `group_size` layers per group and, per attention type, its window
+// and how many groups it fills. Empty `types` when the rule does not apply.
+struct VllmKvGroups {
+  struct Type {
+    LayerKind kind = LayerKind::kFullAttention;
+    int window_tokens = 0;  // sliding types
+    int num_groups = 0;     // ceil(layers of the type / group_size)
+  };
+  int group_size = 0;
+  std::vector<Type> types;
+  int num_groups() const;
+};
+VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout);
+
+// vLLM V1's "Maximum concurrency for N tokens per request" under the hybrid allocator
+// (kv_cache_utils.py get_max_concurrency_for_kv_cache_config): the pool's `vllm_blocks` (each a
+// page of group_size layers) over the blocks one request of max_model_len takes in every group,
+// where a full-attention group takes cdiv(max_model_len, block) and a sliding group
+// cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1
+// (SlidingWindowSpec.max_memory_usage_bytes: "+1 because the window may not start at a block
+// boundary"). Returns 0 when a type is neither (chunked local attention keeps the plain rule).
+double vllm_v1_hybrid_max_concurrency(const VllmKvGroups& groups, int64_t vllm_blocks, int tokens_per_block,
+                                      int64_t max_model_len, int64_t max_num_batched_tokens);
 
 // The profiling pass and the terms vLLM subtracts before the KV cache, for one GPU.
 struct VllmProfile {
