@@ -2,6 +2,7 @@
 // one run, the capacity search, one step explained.
 #include "kvplan/plan/simulate.h"
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -43,8 +44,11 @@ std::mutex trace_lengths_mutex;
 std::vector<TraceLengthsEntry> trace_lengths_cache;  // guarded by trace_lengths_mutex
 constexpr size_t kTraceLengthsCacheEntries = 8;
 
-// The file's bytes, or nullopt when it cannot be read (the trace reader then says why).
+// The file's bytes, or nullopt when it is not a regular file (a pipe must be read once, by the
+// trace reader) or cannot be read (the trace reader then says why).
 std::optional<std::string> file_bytes(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error) || error) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream out;
