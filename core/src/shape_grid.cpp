@@ -24,7 +24,15 @@ namespace {
 // The corners of the cell holding x, written into index/weight (room for 2^dims entries); returns
 // how many. Shared by corners() (vectors, for fitting) and factor() (stack arrays: it runs on every
 // step-cost miss of a simulation, where two heap vectors per call cost more than the arithmetic).
-size_t corner_list(const ShapeGrid& g, std::span<const double> x, size_t* index, double* weight) {
+// `skip_zero_weights` (factor only): on an axis where x sits exactly on a knot (t == 0) or is
+// clamped to the last one (t == 1), the corners on the other side have weight exactly 0 and the
+// kept ones are multiplied by exactly 1, so they are left out instead of doubled. A 4-axis
+// attention grid whose head counts are knots then sums 4 corners, not 16. The sum is unchanged to
+// the bit: the dropped terms are 0 x a finite log ratio, i.e. ±0, and adding ±0 to a sum that
+// starts at +0 never changes it; the kept terms keep their order. corners() keeps every corner,
+// zero weights included, for the fitter.
+size_t corner_list(const ShapeGrid& g, std::span<const double> x, size_t* index, double* weight,
+                   bool skip_zero_weights = false) {
   size_t n = 1;
   index[0] = 0;
   weight[0] = 1.0;
@@ -47,6 +55,11 @@ size_t corner_list(const ShapeGrid& g, std::span<const double> x, size_t* index,
     }
     if (k.size() == 1) {
       continue;  // a single knot: every corner keeps offset 0 on this axis
+    }
+    if (skip_zero_weights && (t == 0 || t == 1)) {
+      const size_t offset = (t == 0 ? lo : lo + 1) * stride;
+      for (size_t i = 0; i < n; ++i) index[i] += offset;
+      continue;
     }
     for (size_t i = 0; i < n; ++i) {
       index[n + i] = index[i] + (lo + 1) * stride;
@@ -78,7 +91,7 @@ double ShapeGrid::factor(std::span<const double> x) const {
   if (knots.size() <= kStackAxes) {
     std::array<size_t, size_t{1} << kStackAxes> index;
     std::array<double, size_t{1} << kStackAxes> weight;
-    const size_t n = corner_list(*this, x, index.data(), weight.data());
+    const size_t n = corner_list(*this, x, index.data(), weight.data(), /*skip_zero_weights=*/true);
     for (size_t i = 0; i < n; ++i) s += weight[i] * log_ratio[index[i]];
   } else {
     std::vector<size_t> index;

@@ -261,7 +261,10 @@ int64_t PagedKvManager::resize_need(const Seq& seq, int64_t tokens, int64_t* fre
 
 void PagedKvManager::resize(Seq& seq, int64_t tokens) {
   int64_t freed = 0;
-  const int64_t need = resize_need(seq, tokens, &freed);
+  resize(seq, tokens, resize_need(seq, tokens, &freed));
+}
+
+void PagedKvManager::resize(Seq& seq, int64_t tokens, int64_t need) {
   // Release first (blocks leaving the window or cut by a truncate), then evict, then allocate.
   for (size_t p = 0; p < pools_.size(); ++p) {
     std::vector<int32_t>& table = seq.tables[p];
@@ -421,7 +424,7 @@ int64_t PagedKvManager::grow(SeqId id, int64_t tokens) {
   int64_t freed = 0;
   int64_t need = resize_need(seq, tokens, &freed);
   if (need > obtainable_bytes() + freed) return -1;
-  resize(seq, tokens);
+  resize(seq, tokens, need);
   return capacity_tokens(seq);
 }
 
@@ -433,7 +436,7 @@ int64_t PagedKvManager::truncate(SeqId id, int64_t tokens) {
   int64_t freed = 0;
   int64_t need = resize_need(seq, tokens, &freed);
   if (need > obtainable_bytes() + freed) return -1;
-  resize(seq, tokens);
+  resize(seq, tokens, need);
   seq.prefix_valid_tokens = std::min(seq.prefix_valid_tokens, tokens);
   return capacity_tokens(seq);
 }

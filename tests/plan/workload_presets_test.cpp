@@ -4,6 +4,10 @@
 // the prefix-caching default of each engine.
 #include "kvplan/plan/workload_presets.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -285,6 +289,32 @@ TEST(WorkloadPresets, TracesTokenWorksInAGivenSpec) {
   Scenario code;
   code.workload.preset = WorkloadPreset::kCode;
   EXPECT_EQ(effective_workload(code.workload).prompt_lengths, w.prompt_lengths);
+}
+
+}  // namespace
+}  // namespace kvplan::plan
+
+namespace kvplan::plan {
+namespace {
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// Lengths read from a trace are kept between simulations (plan/src/simulate.cpp) but always follow
+// the file: a rewrite of the same size within the same second, and a removal, are both seen.
+TEST(WorkloadPresets, TraceLengthsFollowTheFileWhenItChanges) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("kvplan_trace_lengths_" + std::to_string(::getpid()) + ".csv")).string();
+  const SettingValues values = {{"prompt-lengths", "trace:" + path + ":prompt"}};
+  write_file(path, "arrival_s,prompt_tokens,output_tokens\n0.0,100,10\n1.0,200,10\n");
+  EXPECT_DOUBLE_EQ(workload_of(values).closed.first_prompt.mean(), 150.0);
+  EXPECT_DOUBLE_EQ(workload_of(values).closed.first_prompt.mean(), 150.0);  // kept: the same answer
+  write_file(path, "arrival_s,prompt_tokens,output_tokens\n0.0,300,10\n1.0,500,10\n");  // same size
+  EXPECT_DOUBLE_EQ(workload_of(values).closed.first_prompt.mean(), 400.0);
+  std::filesystem::remove(path);
+  EXPECT_THROW(workload_of(values), ConfigError);
 }
 
 }  // namespace

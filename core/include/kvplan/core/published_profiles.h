@@ -18,8 +18,9 @@
 namespace kvplan {
 
 // The published profile of a GPU preset id (GpuSpec::id, e.g. "h100-sxm"; exact, lower case), or
-// nullptr. Parsed once, on first use; an embedded file that does not parse is a build defect and
-// throws ConfigError naming the file.
+// nullptr. Each GPU's file is parsed once, on the first use of that GPU; an embedded file that
+// does not parse, or is not named after the gpu it profiles, is a build defect and throws
+// ConfigError naming the file.
 const PerfProfile* published_profile(std::string_view gpu_id);
 
 // GPU preset ids that have a published profile, sorted.
