@@ -2,15 +2,19 @@
 // they were not fitted on (DESIGN §6, docs/benchmarks.md (operator times)).
 //
 //   ./build/bench/kvplan_validate_ops [--dir data/measurements] [--gpu h100-sxm] [--worst 10] [--markdown]
+//                                     [--min-heldout-rows N]
 //   ./build/bench/kvplan_validate_ops --transfer [--markdown]
 //
-// For each GPU with published tables (h100-sxm, h200, a100-80gb, l40s): read the tables
+// For each GPU with published tables (h100-sxm, h200, b200, a100-80gb, l40s, mi300x): read the tables
 // (published_import.h), fit a profile on the deterministic 70% of shapes (heldout_split.h) exactly
 // as `kvplan calibrate fit` does, and price the other 30% through the cost model's own formula
 // (core/op_time.h). Per class and variant (GEMM bf16 / fp8, decode attention by KV dtype, prefill
 // attention, all-reduce, elementwise): rows, median and p90 of |predicted/measured − 1| for the
 // fitted profile, for the same profile without its shape grids (curves and floor only), and for the
 // plain datasheet profile on the same rows. --worst N lists the N worst held-out rows per line.
+// A class with fewer rows than the fitter's min_rows_for_heldout (60) is fitted on all of them and
+// has no held-out line; --min-heldout-rows N lowers that bound for this check (the MI300X tables
+// have 4 to 24 rows per class: --gpu mi300x --min-heldout-rows 3 holds out their 30% of shapes).
 //
 // --transfer: how far a profile carries to another GPU (core/default_profile.h). For every ordered
 // pair of GPUs with published tables, the SHIPPED profile of the source (data/profiles), transferred
@@ -65,6 +69,8 @@ struct TransferLine {
 };
 
 int run_transfer(const cal::PublishedTables& tables, bool markdown) {
+  // Not mi300x: its shipped classes are fitted on every row (too few to split), so "own held-out" would be
+  // in-sample; and default_profile never transfers across vendors.
   const char* gpus[] = {"h100-sxm", "h200", "b200", "a100-80gb", "l40s"};
   const cal::FitOptions defaults;
   std::vector<TransferLine> lines;
@@ -129,6 +135,7 @@ int main(int argc, char** argv) {
   int worst = 0;
   bool markdown = false;
   bool transfer = false;
+  cal::FitOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) {
@@ -141,8 +148,17 @@ int main(int argc, char** argv) {
       markdown = true;
     } else if (a == "--transfer") {
       transfer = true;
+    } else if (a == "--min-heldout-rows" && i + 1 < argc) {
+      options.min_rows_for_heldout = std::atoi(argv[++i]);
+      if (options.min_rows_for_heldout < options.min_points) {
+        std::fprintf(stderr, "kvplan_validate_ops: --min-heldout-rows=%d must be >= %d (the rows a fit needs)\n",
+                     options.min_rows_for_heldout, options.min_points);
+        return 2;
+      }
     } else {
-      std::fprintf(stderr, "usage: %s [--dir DIR] [--gpu ID] [--worst N] [--markdown] [--transfer]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--dir DIR] [--gpu ID] [--worst N] [--markdown] [--transfer] [--min-heldout-rows N]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -151,7 +167,7 @@ int main(int argc, char** argv) {
     const cal::PublishedTables tables = cal::read_published_tables(dir);
     if (transfer) return run_transfer(tables, markdown);
     std::vector<Line> lines;
-    for (const char* gpu_id : {"h100-sxm", "h200", "b200", "a100-80gb", "l40s"}) {
+    for (const char* gpu_id : {"h100-sxm", "h200", "b200", "a100-80gb", "l40s", "mi300x"}) {
       if (!only_gpu.empty() && only_gpu != gpu_id) continue;
       const kvplan::GpuSpec gpu = kvplan::resolve_gpu(gpu_id);
       std::vector<cal::Measurement> rows;
@@ -160,11 +176,11 @@ int main(int argc, char** argv) {
       }
       if (rows.empty()) continue;
       const auto tf = std::chrono::steady_clock::now();
-      const cal::FitReport fit = cal::fit_profile(rows, gpu, std::string("published ") + gpu_id);
+      const cal::FitReport fit = cal::fit_profile(rows, gpu, std::string("published ") + gpu_id, options);
       std::fprintf(stderr, "%s: %zu rows fitted in %.1f s\n", gpu_id, rows.size(),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count());
       const kvplan::PerfProfile datasheet = kvplan::PerfProfile::datasheet_default(gpu);
-      const cal::FitOptions defaults;
+      const cal::FitOptions& defaults = options;
       std::map<OpClass, bool> validated;  // classes the fitter split (enough rows)
       for (const cal::ClassFit& c : fit.classes) validated[c.op_class] = c.heldout.rows > 0;
       std::map<std::string, Line> by_key;

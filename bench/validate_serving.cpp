@@ -38,6 +38,8 @@
 // pooled) into data/profiles/h100-sxm.json's "band" (deterministic; rebuild to embed it).
 // --fit-overheads prints the chosen fit as the source lines of sim/src/serving_overheads.cpp.
 // Then data/serving_measurements/public_runs.csv (other GPUs and sources), with the shipped defaults.
+// --public GPU runs only that GPU's public rows (e.g. mi300x; --profile datasheet for the datasheet
+// profile), and with --write-band writes their pooled p90 |error| into data/profiles/<GPU>.json.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -416,6 +418,103 @@ bool shipped_matches(const std::string& engine, const Regime& g) {
 
 }  // namespace
 
+// --public GPU: only the public runs (data/serving_measurements/public_runs.csv) on one GPU preset, with
+// the default step-time source or --profile; per row, per source and engine, and pooled. Nothing is
+// fitted on them, so every run is out of sample. With --write-band the pooled p90 |error| of mean
+// TTFT and TPOT becomes data/profiles/<GPU>.json's band, when at least kMinPublicBandRuns runs from
+// at least two sources could be simulated (else the profile stays "not validated" and this says so).
+constexpr size_t kMinPublicBandRuns = 20;
+
+int validate_public_gpu(const std::string& data, const std::string& gpu, bool write) {
+  if (write && !g_profile.empty()) {
+    std::fprintf(stderr, "kvplan_validate_serving: --public --write-band measures the GPU's shipped profile; drop "
+                         "--profile\n");
+    return 2;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string path = data + "/serving_measurements/public_runs.csv";
+  std::vector<ServingCase> pub;
+  try {
+    pub = kvplan::bench::read_public_runs(path);
+  } catch (const kvplan::ConfigError& e) {
+    std::fprintf(stderr, "kvplan_validate_serving: %s\n", e.what());
+    return 2;
+  }
+  fmt::print("kvplan_validate_serving --public {}: {} ({}), step times: {}\n", gpu, path, "shipped serving terms",
+             g_profile.empty() ? std::string("kvplan's default for the GPU") : "--profile " + g_profile);
+  fmt::print("| row | engine | model | load | isl/osl | TTFT meas | TTFT pred | err | TPOT meas | TPOT pred | err |\n");
+  fmt::print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+  std::vector<Result> results;
+  std::map<std::string, std::vector<std::string>> reasons;
+  std::set<std::string> sources;
+  size_t on_gpu = 0;
+  for (const ServingCase& c : pub) {
+    if (c.gpu != gpu) continue;
+    ++on_gpu;
+    if (!c.why_not.empty()) {
+      reasons[c.why_not].push_back(c.id);
+      continue;
+    }
+    const Prediction p = simulate(c, Client::kAsGiven, std::nullopt);
+    if (!p.ok) {
+      reasons["kvplan refuses the run: " + p.error].push_back(c.id);
+      continue;
+    }
+    results.push_back({&c, p});
+    sources.insert(c.id.substr(0, c.id.find(" row ")));
+    const std::string load = c.rate > 0 ? fmt::format("rate {}", c.rate)
+                                        : fmt::format("{} {}", c.burst ? "burst" : "c", c.concurrency);
+    fmt::print("| {} | {} | {} | {} | {}/{} | {:.0f} | {:.0f} | {} | {:.1f} | {:.1f} | {} |\n", c.id, c.engine,
+               c.memory_flags.at("model"), load, c.isl, c.osl, c.measured_ttft_ms, p.ttft_ms,
+               pc(rel(p.ttft_ms, c.measured_ttft_ms)), c.measured_tpot_ms, p.tpot_ms,
+               pc(rel(p.tpot_ms, c.measured_tpot_ms)));
+  }
+  print_table(fmt::format("Public runs on {} by source, engine and model", gpu), results, [](const ServingCase& c) {
+    return c.id.substr(0, c.id.find(" row ")) + " " + c.engine + " " + c.memory_flags.at("model");
+  });
+  print_table(fmt::format("Public runs on {}, all", gpu), results, [](const ServingCase&) { return std::string("all"); });
+  fmt::print("\n{} public rows on {}; {} simulated; not expressible:\n", on_gpu, gpu, results.size());
+  for (const auto& [why, ids] : reasons) fmt::print("- {} ({} rows)\n", why, ids.size());
+  std::vector<double> t, p;
+  for (const Result& r : results) {
+    t.push_back(rel(r.pred.ttft_ms, r.c->measured_ttft_ms));
+    p.push_back(rel(r.pred.tpot_ms, r.c->measured_tpot_ms));
+  }
+  const Stats ts = stats(t), ps = stats(p);
+  fmt::print("pooled: TTFT median |e| {:.0f}%, p90 {:.0f}%; TPOT median |e| {:.0f}%, p90 {:.0f}% ({} runs, {} sources)\n",
+             ts.med_abs * 100, ts.p90_abs * 100, ps.med_abs * 100, ps.p90_abs * 100, results.size(), sources.size());
+  if (write) {
+    if (results.size() < kMinPublicBandRuns || sources.size() < 2) {
+      fmt::print("no band written: {} runs from {} source(s), need >= {} runs from >= 2 sources; data/profiles/{}.json "
+                 "stays not validated\n",
+                 results.size(), sources.size(), kMinPublicBandRuns, gpu);
+    } else {
+      const std::string file = KVPLAN_SOURCE_DIR "/data/profiles/" + gpu + ".json";
+      std::ifstream in(file);
+      if (!in) throw kvplan::ConfigError(fmt::format("--write-band: cannot read '{}'", file));
+      std::stringstream text;
+      text << in.rdbuf();
+      kvplan::PerfProfile profile = kvplan::PerfProfile::from_json(kvplan::parse_json_input(text.str(), file), file);
+      kvplan::ProfileBand b;
+      b.ttft_p90_rel_error = std::round(ts.p90_abs * 1000) / 1000;
+      b.tpot_p90_rel_error = std::round(ps.p90_abs * 1000) / 1000;
+      std::string names;
+      for (const std::string& s : sources) names += (names.empty() ? "" : ", ") + s;
+      b.how = fmt::format(
+          "p90 |error| of mean TTFT and TPOT, kvplan's defaults against {} public whole-model runs on {} "
+          "(data/serving_measurements/public_runs.csv: {}; nothing fitted on them; median |error| TTFT {:.0f}%, TPOT "
+          "{:.0f}%, bias TTFT {:+.0f}%, TPOT {:+.0f}%) (bench/validate_serving.cpp, --public {} --write-band)",
+          results.size(), gpu, names, ts.med_abs * 100, ps.med_abs * 100, ts.bias * 100, ps.bias * 100, gpu);
+      profile.set_band(b);
+      kvplan::write_file_atomically(file, kvplan::json_text_flat_arrays(profile.to_json()) + "\n");
+      fmt::print("wrote the band into {} (rebuild to embed it): TTFT {:.3f}, TPOT {:.3f}\n", file,
+                 b.ttft_p90_rel_error, b.tpot_p90_rel_error);
+    }
+  }
+  fmt::print("total wall time {:.1f} s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::string data = KVPLAN_SOURCE_DIR "/data";
   std::string csv_path;
@@ -428,6 +527,7 @@ int main(int argc, char** argv) {
   // sim/src/serving_overheads.cpp); --engine E: only that engine's rows (the test runs SGLang's).
   bool check_shipped = false;
   std::string engine_flag;
+  std::string public_gpu;  // --public GPU: only that GPU's public runs (validate_public_gpu)
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--data" && i + 1 < argc) data = argv[++i];
@@ -442,14 +542,16 @@ int main(int argc, char** argv) {
     else if (a == "--gpu" && i + 1 < argc) gpu_flag = argv[++i];
     else if (a == "--check-shipped") check_shipped = true;
     else if (a == "--engine" && i + 1 < argc) engine_flag = argv[++i];
+    else if (a == "--public" && i + 1 < argc) public_gpu = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: kvplan_validate_serving [--data DIR] [--csv FILE] [--rows] [--profile P] [--write-band] "
                    "[--fit-overheads] [--split-prefill-factor] [--trtllm-aic-schedule] [--gpu h200] [--engine E] "
-                   "[--check-shipped]\n");
+                   "[--check-shipped] [--public GPU [--write-band]]\n");
       return 2;
     }
   }
+  if (!public_gpu.empty()) return validate_public_gpu(data, public_gpu, write_band_flag);
   if (!gpu_flag.empty()) {
     if (gpu_flag != "h200") {
       std::fprintf(stderr, "kvplan_validate_serving: --gpu %s: only h200 has a second e2e file\n", gpu_flag.c_str());

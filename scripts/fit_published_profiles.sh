@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Regenerates data/profiles/<gpu>.json, the PerfProfiles fitted from the PUBLISHED operator tables in
-# data/measurements (NVIDIA aiconfigurator tables measured inside vLLM, Vidur's profiles), for every
-# GPU that has some. Per GPU: `kvplan calibrate import-published` reads its tables into a fresh
+# data/measurements (NVIDIA aiconfigurator tables measured inside vLLM, Vidur's profiles, the Azure
+# AI benchmarking guide's MI300X microbenchmarks), for every GPU that has some. Per GPU: `kvplan calibrate import-published` reads its tables into a fresh
 # database (one 'published' run per table), `kvplan calibrate fit --run all` fits every class with
 # rows (curves, shape grids, floor; 70% of shapes fitted, 30% held out) and writes the profile.
 # Deterministic: the same tables and the same kvplan give byte-identical profiles.
 #
 #   scripts/fit_published_profiles.sh [BUILD_DIR]      # default: build (needs build/cli/kvplan)
 #
-# It then measures and writes the H100 whole-model band into the new h100-sxm.json and rebuilds
-# (data/profiles/*.json are embedded in the binary: published_profile()).
+# It then measures and writes the whole-model bands into the new h100-sxm.json (aiconfigurator's H100
+# e2e set) and mi300x.json (the public MI300X runs) and rebuilds (data/profiles/*.json are embedded
+# in the binary: published_profile()).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,7 +23,7 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-for gpu in h100-sxm h200 b200 a100-80gb l40s; do
+for gpu in h100-sxm h200 b200 a100-80gb l40s mi300x; do
   db="$work/$gpu.sqlite"
   "$kvplan" calibrate import-published "$root/data/measurements" --gpu "$gpu" --out "$db"
   "$kvplan" calibrate fit "$db" --run all --gpu "$gpu" --out "$root/data/profiles/$gpu.json"
@@ -34,12 +35,17 @@ done
 # band (the GPU with a whole-model set), rebuild again, and refuse to finish without it.
 cmake --build "$build" -j "${KVPLAN_JOBS:-2}" --target kvplan kvplan_validate_serving >/dev/null
 "$build/bench/kvplan_validate_serving" --write-band > "$work/band.txt"
+# MI300X: no e2e set of its own; its band comes from the public runs on it (25 vLLM/SGLang runs of
+# two sources, data/serving_measurements/public_runs.csv), measured against the new profile.
+"$build/bench/kvplan_validate_serving" --public mi300x --write-band > "$work/band_mi300x.txt"
 cmake --build "$build" -j "${KVPLAN_JOBS:-2}" --target kvplan >/dev/null
-if ! grep -q '"ttft_p90_rel_error"' "$root/data/profiles/h100-sxm.json"; then
-  echo "fit_published_profiles: data/profiles/h100-sxm.json has no validation band after --write-band" >&2
-  exit 1
-fi
-grep -E "^wrote the band|DIFFERS" "$work/band.txt" || true
-echo "wrote $root/data/profiles/{h100-sxm,h200,b200,a100-80gb,l40s}.json with the H100 band and rebuilt kvplan."
+for gpu in h100-sxm mi300x; do
+  if ! grep -q '"ttft_p90_rel_error"' "$root/data/profiles/$gpu.json"; then
+    echo "fit_published_profiles: data/profiles/$gpu.json has no validation band after --write-band" >&2
+    exit 1
+  fi
+done
+grep -E "^wrote the band|DIFFERS" "$work/band.txt" "$work/band_mi300x.txt" || true
+echo "wrote $root/data/profiles/{h100-sxm,h200,b200,a100-80gb,l40s,mi300x}.json with the H100 and MI300X bands and rebuilt kvplan."
 echo "If a line above says DIFFERS, the serving terms are stale: run build/bench/kvplan_validate_serving"
 echo "--fit-overheads, paste its lines into sim/src/serving_overheads.cpp, rebuild, and run this script again."

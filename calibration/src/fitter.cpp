@@ -27,6 +27,9 @@ constexpr int kMemory = 1;
 constexpr double kNsPerS = 1e9;
 // A side whose active sizes span less than this factor has "one size".
 constexpr double kOneSizeSpread = 1.05;
+// A side whose rows all take more than 1000x the datasheet's fixed latency cannot measure one (it is
+// below their timing noise): e_max only, as for one size.
+constexpr double kLatencyVisibleShare = 1e-3;
 
 // One side of the max in the linear parameters: time_s = (u · size + v) / roof.
 struct Side {
@@ -164,6 +167,7 @@ ClassFitResult fit_sides(const std::vector<Row>& rows, const OpClassProfile& dat
     for (int k : {kCompute, kMemory}) {
       std::vector<double> a, b;
       double lo = std::numeric_limits<double>::infinity(), hi = 0;
+      bool latency_visible = false;  // some row is short enough for the datasheet's fixed latency to show
       for (std::size_t i = 0; i < rows.size(); ++i) {
         if (assign[i] != k || rows[i].size[k] <= 0) continue;
         const Row& r = rows[i];
@@ -171,12 +175,17 @@ ClassFitResult fit_sides(const std::vector<Row>& rows, const OpClassProfile& dat
         b.push_back(1.0 / (r.roof[k] * r.t_s));
         lo = std::min(lo, r.size[k]);
         hi = std::max(hi, r.size[k]);
+        latency_visible |= start[k].v / r.roof[k] >= kLatencyVisibleShare * r.t_s;
       }
       if (static_cast<int>(a.size()) < opt.min_points) continue;
       info[k].fitted = true;
       if (hi < lo * kOneSizeSpread) {
         p[k] = solve_scale(a, b, datasheet_h[k]);
         info[k].how = "e_max only (every row has one size; half_size kept from the datasheet)" + pooled;
+      } else if (!latency_visible) {
+        p[k] = solve_scale(a, b, datasheet_h[k]);
+        info[k].how = "e_max only (every row is too long for a fixed latency to show; half_size kept from the "
+                      "datasheet)" + pooled;
       } else {
         p[k] = solve_side(a, b);
         info[k].how = "slope and intercept" + pooled;
@@ -420,10 +429,26 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
       }
     }
 
-    // 3. Floor: no kernel of the class was measured faster than this.
+    // 3. Floor: no kernel of the class was measured faster than this. The fastest row shows the
+    // class's shortest kernel only when its time is a fixed latency: on the fitted curve of its
+    // active side, the latency part is at least the throughput part (size <= half_size). Rows that
+    // are all large (the Azure guide's BabelStream moves 21 GB per kernel) say nothing about how
+    // short a small kernel can be, so they set no floor.
     if (options.fit_floor) {
       double floor = std::numeric_limits<double>::infinity();
-      for (const ClassRow* cr : fitted) floor = std::min(floor, cr->m->median_ns / std::max(1, cr->op.kernels));
+      size_t fastest = fitted.size();
+      for (size_t i = 0; i < fitted.size(); ++i) {
+        const double t = fitted[i]->m->median_ns / std::max(1, fitted[i]->op.kernels);
+        if (t < floor) {
+          floor = t;
+          fastest = i;
+        }
+      }
+      if (fastest < fitted.size()) {
+        const Row& r = fit_rows[fastest];
+        const int k = active_side(f.sides, r);
+        if (f.sides[k].v < f.sides[k].u * r.size[k]) floor = std::numeric_limits<double>::infinity();
+      }
       if (std::isfinite(floor)) p.floor_ns = std::floor(floor);  // whole ns, never above a measured kernel
       out.floor_ns = p.floor_ns;
     }

@@ -80,7 +80,18 @@ const std::map<std::string, std::string>& aic_blobs() {
   return blobs;
 }
 
-enum class Kind { kAicGemm, kAicDecode, kAicPrefill, kAicMoe, kAicNccl, kAicDeepEpLl, kAicDeepEpNormal, kVidurAllReduce, kVidurMlp };
+enum class Kind {
+  kAicGemm,
+  kAicDecode,
+  kAicPrefill,
+  kAicMoe,
+  kAicNccl,
+  kAicDeepEpLl,
+  kAicDeepEpNormal,
+  kVidurAllReduce,
+  kVidurMlp,
+  kAzureMicrobench
+};
 
 bool kind_of(const std::string& name, Kind& kind) {
   static const std::map<std::string, Kind> kinds = {
@@ -97,7 +108,8 @@ bool kind_of(const std::string& name, Kind& kind) {
       {"aiconfigurator_deepep_ll_sglang_h100_h200_b200.csv", Kind::kAicDeepEpLl},
       {"aiconfigurator_deepep_normal_sglang_h100_h200_b200.csv", Kind::kAicDeepEpNormal},
       {"vidur_h100_allreduce.csv", Kind::kVidurAllReduce},
-      {"vidur_mlp_block_ops_h100_a100.csv", Kind::kVidurMlp}};
+      {"vidur_mlp_block_ops_h100_a100.csv", Kind::kVidurMlp},
+      {"azure_ai_benchmarking_guide_microbench.csv", Kind::kAzureMicrobench}};
   auto it = kinds.find(name);
   if (it == kinds.end()) return false;
   kind = it->second;
@@ -470,6 +482,12 @@ struct Reader : TableSink {
                              "post_attention_layernorm_median_ms", "attn_rope_median_ms", "mlp_act_median_ms",
                              "add_median_ms"});
         read_vidur_mlp(*this, csv, dir.empty() ? "." : dir);
+        break;
+      }
+      case Kind::kAzureMicrobench: {
+        CsvReader csv(path, {"gpu", "source_repo", "source_commit", "software", "benchmark", "dtype", "params", "value",
+                             "unit"});
+        read_azure_microbench(*this, csv);
         break;
       }
     }

@@ -1,6 +1,6 @@
 // calibration/src/published_tables.h — what every reader of a published operator table shares
 // (published_import.cpp: aiconfigurator's tables and the dispatch; published_import_vidur.cpp:
-// Vidur's): the runs of one table, their provenance, kernels and rows, and where they go.
+// Vidur's; published_import_amd.cpp: the Azure guide's MI300X microbenchmarks): the runs of one table, their provenance, kernels and rows, and where they go.
 //
 //   TableSink sink{options, out, {}};
 //   read_vidur_all_reduce(sink, csv);   // appends its runs to out.runs, its notes to out.notes
@@ -62,5 +62,8 @@ struct TableSink {
 void read_vidur_all_reduce(TableSink& sink, CsvReader& csv);
 // `dir` holds vidur_gemm_shapes_derived.csv, the layers' shapes.
 void read_vidur_mlp(TableSink& sink, CsvReader& csv, const std::string& dir);
+
+// The Azure AI benchmarking guide's MI300X rows (published_import_amd.cpp).
+void read_azure_microbench(TableSink& sink, CsvReader& csv);
 
 }  // namespace kvplan::calibration::internal

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -42,6 +44,21 @@ std::string memory_family(const std::string& memory_type) {
   if (t.rfind("hbm", 0) == 0) return "hbm";
   if (t.rfind("gddr", 0) == 0) return "gddr";
   return "";
+}
+
+// "; attention_prefill and attention_decode on datasheet efficiencies" when classes every transformer
+// step runs were not in the published tables (the MI300X profile has no attention table); "" else.
+std::string datasheet_key_classes(const PerfProfile& p) {
+  std::vector<std::string> names;
+  for (OpClass c : {OpClass::kGemm, OpClass::kAttentionPrefill, OpClass::kAttentionDecode}) {
+    if (p.at(c).source == "datasheet") names.emplace_back(op_class_name(c));
+  }
+  if (names.empty()) return "";
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return fmt::format("; {} on datasheet efficiencies (no published table)", list);
 }
 
 }  // namespace
@@ -84,8 +101,8 @@ ProfileChoice default_profile(const GpuSpec& gpu) {
     c.profile = *p;
     c.kind = "published";
     c.from_gpu = gpu.id;
-    c.summary = fmt::format("published {} profile (data/profiles/{}.json: operator tables fitted by kvplan)", gpu.id,
-                            gpu.id);
+    c.summary = fmt::format("published {} profile (data/profiles/{}.json: operator tables fitted by kvplan){}", gpu.id,
+                            gpu.id, datasheet_key_classes(c.profile));
     return c;
   }
   const NearestPublished near = nearest_published_gpu(gpu);
@@ -96,8 +113,8 @@ ProfileChoice default_profile(const GpuSpec& gpu) {
     c.kind = "transferred";
     c.from_gpu = near.gpu_id;
     c.summary = fmt::format("transferred from the published {} profile ({}), efficiencies applied to {}'s "
-                            "datasheet roofs",
-                            near.gpu_id, near.why, gpu.id);
+                            "datasheet roofs{}",
+                            near.gpu_id, near.why, gpu.id, datasheet_key_classes(c.profile));
     return c;
   }
   c.profile = PerfProfile::datasheet_default(gpu);

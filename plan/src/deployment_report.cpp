@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kvplan/core/number_text.h"
 #include "kvplan/plan/deployment.h"
@@ -48,6 +49,7 @@ nlohmann::json candidate_json(const DeploymentCandidate& c) {
     j["output_tokens_per_s_per_replica"] = c.output_tokens_per_s;
     j["step_time_source"] = c.step_time_source;
     j["step_time_kind"] = c.step_time_kind;
+    j["step_time_caveat"] = c.step_time_caveat;
   }
   return j;
 }
@@ -89,36 +91,93 @@ nlohmann::json deployment_plan_json(const DeploymentPlan& p) {
   return j;
 }
 
+namespace {
+// Marks a caveat whose GEMM or attention rests on datasheet efficiencies (step_time_caveat's words).
+constexpr std::string_view kDatasheetClasses = "; datasheet efficiencies for ";
+}  // namespace
+
+std::string step_time_caveat(const std::string& kind, const PerfProfile& profile) {
+  if (kind != "published" && kind != "transferred") return "";
+  // Every transformer step runs these; a band without them would validate a mix of sources.
+  std::vector<std::string> timed, datasheet;
+  for (OpClass c : {OpClass::kGemm, OpClass::kAttentionPrefill, OpClass::kAttentionDecode}) {
+    (profile.at(c).source == "datasheet" ? datasheet : timed).push_back(std::string(op_class_name(c)));
+  }
+  const ProfileBand& band = profile.band();
+  const bool banded = band.tpot_p90_rel_error > 0 || band.ttft_p90_rel_error > 0;
+  if (datasheet.empty() && banded) return "";
+  std::string out = timed.empty() ? std::string("no GEMM or attention timings")
+                                  : fmt::format("{} operator timings for {}",
+                                                kind == "published" ? "published" : "transferred (from published)",
+                                                fmt::join(timed, ", "));
+  if (!datasheet.empty()) out += fmt::format("{}{}", kDatasheetClasses, fmt::join(datasheet, ", "));
+  out += banded ? fmt::format("; whole-model band TTFT ±{:.0f}%, TPOT ±{:.0f}%", band.ttft_p90_rel_error * 100,
+                              band.tpot_p90_rel_error * 100)
+                : std::string("; no whole-model validation band (unvalidated latency)");
+  return out;
+}
+
 std::vector<std::string> deployment_cost_basis_lines(const DeploymentPlan& p) {
   // Candidates costed by at least one simulation (searched or pruned by a probe) carry their kind.
-  std::set<std::string> datasheet, validated;
+  std::set<std::string> datasheet, validated, timed;
+  std::map<std::string, std::string> caveats;  // GPU -> what its step times rest on (first seen)
   for (const DeploymentCandidate& c : p.candidates) {
     if (c.step_time_kind.empty()) continue;
-    (c.step_time_kind == "datasheet" ? datasheet : validated).insert(c.gpu);
-  }
-  for (const std::string& g : validated) datasheet.erase(g);
-  std::vector<std::string> out;
-  if (datasheet.empty()) return out;
-  out.push_back(fmt::format("COST BASIS: {} {} costed with datasheet efficiencies only (no measured or published "
-                            "operator timings, no validation band: unvalidated); {}",
-                            fmt::join(datasheet, ", "), datasheet.size() == 1 ? "is" : "are",
-                            validated.empty() ? std::string("no candidate has validated step times")
-                                              : fmt::format("{} from published or measured timings (or transferred "
-                                                            "from them)",
-                                                            fmt::join(validated, ", "))));
-  if (p.cheapest && p.candidates[*p.cheapest].step_time_kind == "datasheet" && !validated.empty()) {
-    const DeploymentCandidate* next = nullptr;  // the cheapest with validated step times
-    for (const DeploymentCandidate& c : p.candidates) {
-      if (c.capacity <= 0 || c.replicas <= 0 || c.step_time_kind.empty() || c.step_time_kind == "datasheet") continue;
-      if (next == nullptr || c.usd_per_hour < next->usd_per_hour) next = &c;
+    if (c.step_time_kind == "datasheet") {
+      datasheet.insert(c.gpu);
+      continue;
     }
-    out.push_back(fmt::format(
-        "WARNING: the cheapest deployment below ({}) ranks first on unvalidated datasheet costs{}",
-        p.candidates[*p.cheapest].gpu,
-        next == nullptr ? std::string()
-                        : fmt::format("; the cheapest with validated step times is {} replica{} of {} at ${:.2f}/hour",
-                                      next->replicas, next->replicas == 1 ? "" : "s", next->label, next->usd_per_hour)));
+    timed.insert(c.gpu);
+    if (c.step_time_caveat.empty()) validated.insert(c.gpu);
+    else caveats.emplace(c.gpu, c.step_time_caveat);
   }
+  for (const std::string& g : timed) datasheet.erase(g);
+  for (const std::string& g : validated) caveats.erase(g);
+  std::vector<std::string> out;
+  if (!datasheet.empty()) {
+    out.push_back(fmt::format("COST BASIS: {} {} costed with datasheet efficiencies only (no measured or published "
+                              "operator timings, no validation band: unvalidated); {}",
+                              fmt::join(datasheet, ", "), datasheet.size() == 1 ? "is" : "are",
+                              timed.empty() ? std::string("no candidate has validated step times")
+                                            : fmt::format("{} from published or measured timings (or transferred "
+                                                          "from them)",
+                                                          fmt::join(timed, ", "))));
+  }
+  // One line per distinct basis that leaves GEMM or attention on datasheet efficiencies (a GPU whose
+  // key classes are all timed but lack a whole-model band is named only in the warning, when it ranks
+  // first), naming its GPUs, in the order of their first GPU.
+  std::map<std::string, std::set<std::string>> by_caveat;
+  for (const auto& [gpu, caveat] : caveats) {
+    if (caveat.find(kDatasheetClasses) != std::string::npos) by_caveat[caveat].insert(gpu);
+  }
+  std::map<std::string, std::string> lines;  // first GPU -> line
+  for (const auto& [caveat, gpus] : by_caveat) {
+    lines[*gpus.begin()] = fmt::format("COST BASIS: {}: {}", fmt::join(gpus, ", "), caveat);
+  }
+  for (const auto& [first, line] : lines) out.push_back(line);
+  if (!p.cheapest) return out;
+  // Tiers of trust: 0 datasheet, 1 operator timings not validated (a caveat), 2 validated.
+  auto tier = [](const DeploymentCandidate& c) {
+    return c.step_time_kind == "datasheet" ? 0 : c.step_time_caveat.empty() ? 2 : 1;
+  };
+  const DeploymentCandidate& cheapest = p.candidates[*p.cheapest];
+  if (cheapest.step_time_kind.empty() || tier(cheapest) == 2) return out;
+  const DeploymentCandidate* next = nullptr;  // the cheapest of the best tier above the cheapest's
+  for (const DeploymentCandidate& c : p.candidates) {
+    if (c.capacity <= 0 || c.replicas <= 0 || c.step_time_kind.empty() || tier(c) <= tier(cheapest)) continue;
+    if (next == nullptr || tier(c) > tier(*next) || (tier(c) == tier(*next) && c.usd_per_hour < next->usd_per_hour)) {
+      next = &c;
+    }
+  }
+  const bool better_exists = tier(cheapest) == 0 ? !timed.empty() : !validated.empty();
+  if (!better_exists) return out;
+  out.push_back(fmt::format(
+      "WARNING: the cheapest deployment below ({}) ranks first on unvalidated {}{}", cheapest.gpu,
+      tier(cheapest) == 0 ? "datasheet costs" : "step costs (" + cheapest.step_time_caveat + ")",
+      next == nullptr ? std::string()
+                      : fmt::format("; the cheapest with {} step times is {} replica{} of {} at ${:.2f}/hour",
+                                    tier(*next) == 2 ? "validated" : "operator-timed", next->replicas,
+                                    next->replicas == 1 ? "" : "s", next->label, next->usd_per_hour)));
   return out;
 }
 

@@ -240,6 +240,7 @@ nlohmann::json evaluate_candidate(const DeploymentSearch& q, const DeploymentCan
       const sim::StepTimeSource source = sim::resolve_step_time_source(config);
       r["step_time_source"] = source.summary;
       r["step_time_kind"] = source.kind;
+      r["step_time_caveat"] = step_time_caveat(source.kind, source.profile);
       r["status"] = "pruned";
       r["why"] = fmt::format("fails the SLO at {:g} {} per replica (p90 TTFT {:.0f} ms, p90 TPOT {:.1f} ms); to matter {}{}{}",
                              p.load, users ? "users" : "req/s", p.summary.ttft_ms.p90, p.summary.tpot_ms.p90,
@@ -272,6 +273,7 @@ nlohmann::json evaluate_candidate(const DeploymentSearch& q, const DeploymentCan
   r["output_tokens_per_s"] = a.search.best > 0 ? a.search.at_best.output_tokens_per_s : 0.0;
   r["step_time_source"] = a.source.summary;
   r["step_time_kind"] = a.source.kind;
+  r["step_time_caveat"] = step_time_caveat(a.source.kind, a.source.profile);
   r["probes"] = probes;
   return r;
 }
@@ -284,6 +286,7 @@ void apply_result(DeploymentCandidate& c, const nlohmann::json& r, bool users, d
     if (r.contains("step_time_kind")) {  // pruned by a probe, whose step times decided it
       c.step_time_source = r.at("step_time_source").get<std::string>();
       c.step_time_kind = r.at("step_time_kind").get<std::string>();
+      c.step_time_caveat = r.at("step_time_caveat").get<std::string>();
     }
     return;
   }
@@ -296,6 +299,7 @@ void apply_result(DeploymentCandidate& c, const nlohmann::json& r, bool users, d
   c.output_tokens_per_s = r.at("output_tokens_per_s").get<double>();
   c.step_time_source = r.at("step_time_source").get<std::string>();
   c.step_time_kind = r.at("step_time_kind").get<std::string>();
+  c.step_time_caveat = r.at("step_time_caveat").get<std::string>();
   if (c.capacity > 0) {
     // Users are whole; a rate needs as many replicas as cover it (a hair of rounding is not a
     // replica more).

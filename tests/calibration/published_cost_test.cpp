@@ -107,10 +107,12 @@ TEST(PublishedCost, PrefillAndAllReduceEqualTheFittedRowTimes) {
 }
 
 TEST(PublishedCost, ShippedProfilesAreLabelledAndValidated) {
-  EXPECT_EQ(published_profile_gpus(), (std::vector<std::string>{"a100-80gb", "b200", "h100-sxm", "h200", "l40s"}));
+  EXPECT_EQ(published_profile_gpus(),
+            (std::vector<std::string>{"a100-80gb", "b200", "h100-sxm", "h200", "l40s", "mi300x"}));
   EXPECT_EQ(published_profile("t4"), nullptr);
   EXPECT_EQ(published_profile("H100-SXM"), nullptr);  // ids are exact
   for (const std::string& id : published_profile_gpus()) {
+    if (id == "mi300x") continue;  // no attention tables: published_import_amd_test.cpp
     const PerfProfile* p = published_profile(id);
     ASSERT_NE(p, nullptr) << id;
     EXPECT_EQ(p->gpu_id(), id);

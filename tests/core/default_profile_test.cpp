@@ -51,11 +51,20 @@ TEST(DefaultProfile, OtherGpusGetTheNearestPublishedOneTransferred) {
 }
 
 TEST(DefaultProfile, AnotherVendorOrMemoryFamilyGetsTheDatasheet) {
-  // No AMD profile is published, and an NVIDIA one measured on other kernels is not carried over.
-  ProfileChoice mi = default_profile(resolve_gpu("mi300x"));
+  // An AMD card with GDDR memory: no AMD GDDR profile is published, and neither the MI300X (HBM) nor
+  // an NVIDIA one measured on other kernels is carried over.
+  GpuSpec amd_gddr = resolve_gpu("mi300x");
+  amd_gddr.id = "amd-gddr";
+  amd_gddr.memory_type = "GDDR6";
+  ProfileChoice mi = default_profile(amd_gddr);
   EXPECT_EQ(mi.kind, "datasheet");
   EXPECT_EQ(mi.profile.at(OpClass::kGemm).source, "datasheet");
-  EXPECT_NE(mi.summary.find("no published profile is shipped for vendor amd with hbm memory"), std::string::npos) << mi.summary;
+  EXPECT_NE(mi.summary.find("no published profile is shipped for vendor amd with gddr memory"), std::string::npos) << mi.summary;
+  // Another vendor: nothing of NVIDIA's or AMD's is carried over.
+  GpuSpec other = resolve_gpu("h100-sxm");
+  other.id = "other-vendor";
+  other.vendor = "intel";
+  EXPECT_EQ(default_profile(other).kind, "datasheet");
   // A GPU file without a memory type: nothing to match the family on.
   GpuSpec custom = resolve_gpu("h100-sxm");
   custom.id = "my-gpu";
@@ -69,7 +78,27 @@ TEST(DefaultProfile, TransferWidensTheBandMoreTheFurtherItGoes) {
   const double other_arch = nearest_published_gpu(resolve_gpu("rtx-5090")).band_widening;  // Blackwell from Ada
   EXPECT_GT(same_arch, 1.0);
   EXPECT_GT(other_arch, same_arch);
-  EXPECT_TRUE(nearest_published_gpu(resolve_gpu("mi300x")).gpu_id.empty());
+  // AMD: MI325X within CDNA 3 from the MI300X, MI355X across (CDNA 4); never from an NVIDIA profile.
+  EXPECT_EQ(nearest_published_gpu(resolve_gpu("mi300x")).gpu_id, "mi300x");
+  EXPECT_EQ(nearest_published_gpu(resolve_gpu("mi325x")).gpu_id, "mi300x");
+  EXPECT_EQ(nearest_published_gpu(resolve_gpu("mi325x")).band_widening, same_arch);
+  EXPECT_EQ(nearest_published_gpu(resolve_gpu("mi355x")).gpu_id, "mi300x");
+  EXPECT_EQ(nearest_published_gpu(resolve_gpu("mi355x")).band_widening, other_arch);
+}
+
+// MI300X's published profile has no attention table (issue 26): every answer's step-time line says
+// which of the classes every step runs stay on datasheet efficiencies, on MI300X and on the GPUs
+// that take its profile by transfer. The NVIDIA profiles have all three published: nothing added.
+TEST(DefaultProfile, DatasheetClassesOfAPublishedProfileAreNamed) {
+  const ProfileChoice mi = default_profile(resolve_gpu("mi300x"));
+  EXPECT_EQ(mi.kind, "published");
+  EXPECT_EQ(mi.summary,
+            "published mi300x profile (data/profiles/mi300x.json: operator tables fitted by kvplan); attention_prefill "
+            "and attention_decode on datasheet efficiencies (no published table)");
+  const ProfileChoice mi355 = default_profile(resolve_gpu("mi355x"));
+  EXPECT_NE(mi355.summary.find("; attention_prefill and attention_decode on datasheet efficiencies"), std::string::npos)
+      << mi355.summary;
+  EXPECT_EQ(default_profile(resolve_gpu("h100-sxm")).summary.find("datasheet efficiencies"), std::string::npos);
 }
 
 }  // namespace

@@ -111,8 +111,9 @@ TEST(DeploymentsView, FrontIsTheLibrarysAndTheTableHasOneRowPerPoint) {
   ASSERT_EQ(s.cheapest->count(), 1);
   EXPECT_DOUBLE_EQ(s.cheapest->at(0).y(), want.candidates[*want.cheapest].replica_usd_per_hour());
 
-  // The line at the top is the CLI's.
+  // The lines at the top are the CLI's: what the ranking rests on, then the cheapest.
   QString expected;
+  for (const std::string& line : plan::deployment_cost_basis_lines(want)) expected += QString::fromStdString(line) + "\n";
   for (const std::string& line : plan::deployment_cheapest_lines(want)) expected += QString::fromStdString(line) + "\n";
   EXPECT_EQ(v.cheapest_text(), expected);
 

@@ -118,7 +118,7 @@ TEST(PlannerAnswer, BannerWarnsOfLossySchemesAndDatasheetStepTimes) {
   EXPECT_TRUE(w.warning_text().contains(QStringLiteral("lossy"))) << w.warning_text().toStdString();
   EXPECT_TRUE(w.warning_text().contains(QStringLiteral("vLLM does not implement int4 KV cache"))) << w.warning_text().toStdString();
   ASSERT_TRUE(w.inputs().set_value("kv-cache-dtype", "auto"));
-  ASSERT_TRUE(w.inputs().set_value("gpu", "mi300x"));  // no published profile: datasheet step times
+  ASSERT_TRUE(w.inputs().set_value("gpu", "w7900"));  // AMD with GDDR, no published profile: datasheet step times
   EXPECT_TRUE(w.warning_text().contains(QStringLiteral("datasheet"))) << w.warning_text().toStdString();
   ASSERT_TRUE(w.inputs().set_value("gpu", "h100-sxm"));
   EXPECT_TRUE(w.warning_text().isEmpty()) << w.warning_text().toStdString();

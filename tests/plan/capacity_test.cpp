@@ -304,7 +304,7 @@ TEST(CapacitySummary, HeadlineBindingAndMarginsComeFromTheAnswer) {
 TEST(CapacitySummary, DatasheetStepTimesAndNoFitAreSaid) {
   Scenario s = small_users();
   s.slo.tpot_ms = 20;
-  s.hardware.gpu = "mi300x";  // no published profile, nothing to transfer from: datasheet
+  s.hardware.gpu = "w7900";  // AMD with GDDR: no published profile, nothing to transfer from: datasheet
   const CapacitySummary datasheet = summarize_capacity(capacity(s));
   EXPECT_EQ(datasheet.source_kind, "datasheet");
   ASSERT_FALSE(datasheet.warnings.empty());

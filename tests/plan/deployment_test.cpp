@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/presets.h"
+#include "kvplan/core/published_profiles.h"
 #include "kvplan/plan/deployment.h"
 #include "kvplan/plan/simulate.h"
 #include "../support/small_deployment.h"
@@ -263,8 +265,16 @@ TEST(DeploymentSearch, CheapestLinesAreTheTextsFirstLines) {
   const std::vector<std::string> lines = deployment_cheapest_lines(p);
   ASSERT_GE(lines.size(), 4u);
   EXPECT_EQ(lines[0].rfind("cheapest deployment for 500 users: ", 0), 0u) << lines[0];
+  // After what the ranking rests on (here the A100/L40S tables' datasheet prefill attention and
+  // their missing whole-model band, deployment_cost_basis_lines), nothing else.
+  std::string basis;
+  for (const std::string& b : deployment_cost_basis_lines(p)) basis += b + "\n";
+  EXPECT_NE(basis.find("COST BASIS: a100-80gb, l40s: published operator timings for gemm, attention_decode; "
+                       "datasheet efficiencies for attention_prefill; no whole-model validation band"),
+            std::string::npos)
+      << basis;
   const std::string text = deployment_plan_text(p, false);
-  EXPECT_EQ(text.rfind(lines[0] + "\n  " + lines[1] + "\n", 0), 0u) << text;
+  EXPECT_EQ(text.rfind(basis + lines[0] + "\n  " + lines[1] + "\n", 0), 0u) << text;
   DeploymentPlan none = p;
   none.cheapest.reset();
   EXPECT_EQ(deployment_cheapest_lines(none),
@@ -314,6 +324,94 @@ TEST(DeploymentSearch, ADatasheetOnlyCheapestIsSaidInTheFirstLines) {
   // Nothing on datasheet costs: nothing said.
   p.candidates[0].step_time_kind = "transferred";
   EXPECT_TRUE(deployment_cost_basis_lines(p).empty());
+}
+
+// MI300X with its published profile (issue 26): GEMM, all-reduce and elementwise from the Azure
+// guide, attention on datasheet efficiencies. Its basis is named in the first lines whether it ranks
+// first or not; a GPU whose key classes are all timed but that has no whole-model band (h200 here)
+// is named only when it ranks first. Ranked cheapest, either gets the warning with its basis, naming
+// the cheapest GPU with validated step times. By hand: mi300x $100/hour (published, attention on
+// datasheet), h200 $110/hour (published, no band), h100-sxm $120/hour (validated).
+TEST(DeploymentSearch, APartlyPublishedCheapestIsSaidInTheFirstLines) {
+  PerfProfile mi = PerfProfile::datasheet_default(resolve_gpu("mi300x"));
+  mi.at(OpClass::kGemm).source = "published (Azure AI benchmarking guide ND MI300X v5, hipBLASLt fp8, ROCm 6.8.5, AMD Instinct MI300X)";
+  const std::string caveat = step_time_caveat("published", mi);
+  EXPECT_EQ(caveat, "published operator timings for gemm; datasheet efficiencies for attention_prefill, "
+                    "attention_decode; no whole-model validation band (unvalidated latency)");
+  // A band is named, but does not make datasheet attention validated.
+  mi.set_band(ProfileBand{0.7, 0.9, "public runs"});
+  EXPECT_EQ(step_time_caveat("published", mi), "published operator timings for gemm; datasheet efficiencies for "
+                                               "attention_prefill, attention_decode; whole-model band TTFT ±90%, TPOT ±70%");
+  // Every key class published and a band: validated; a given profile is the user's own.
+  PerfProfile h100 = *published_profile("h100-sxm");
+  EXPECT_EQ(step_time_caveat("published", h100), "");
+  EXPECT_EQ(step_time_caveat("measured", PerfProfile::datasheet_default(resolve_gpu("mi300x"))), "");
+  EXPECT_EQ(step_time_caveat("published", *published_profile("h200")),
+            "published operator timings for gemm, attention_prefill, attention_decode; no whole-model validation band "
+            "(unvalidated latency)");
+  // The shipped MI300X profile: the same basis as the hand-made one above.
+  EXPECT_EQ(step_time_caveat("published", *published_profile("mi300x")).rfind(
+                "published operator timings for gemm; datasheet efficiencies for attention_prefill, attention_decode; ",
+                0),
+            0u);
+
+  DeploymentPlan p;
+  p.users = true;
+  p.target = 100;
+  auto add = [&](const std::string& gpu, const std::string& kind, const std::string& why, double usd_per_hour) {
+    DeploymentCandidate c;
+    c.gpu = gpu;
+    c.label = "1 x " + gpu + ", tp1 pp1";
+    c.status = "searched";
+    c.step_time_kind = kind;
+    c.step_time_caveat = why;
+    c.capacity = 50;
+    c.replicas = 2;
+    c.served = 100;
+    c.usd_per_hour = usd_per_hour;
+    c.gpus_per_replica = 1;
+    p.candidates.push_back(c);
+  };
+  add("mi300x", "published", caveat, 100);
+  add("h200", "published", "published operator timings for gemm, attention_prefill, attention_decode; no band", 110);
+  add("h100-sxm", "published", "", 120);
+  p.cheapest = 0;
+  const std::vector<std::string> basis = deployment_cost_basis_lines(p);
+  ASSERT_EQ(basis.size(), 2u);  // h200's key classes are all timed: named only if it ranks first
+  EXPECT_EQ(basis[0], "COST BASIS: mi300x: " + caveat);
+  EXPECT_EQ(basis[1], "WARNING: the cheapest deployment below (mi300x) ranks first on unvalidated step costs (" + caveat +
+                          "); the cheapest with validated step times is 2 replicas of 1 x h100-sxm, tp1 pp1 at "
+                          "$120.00/hour");
+  EXPECT_EQ(deployment_plan_text(p, false).rfind(basis[0] + "\n" + basis[1] + "\n", 0), 0u);
+  EXPECT_EQ(deployment_plan_json(p).at("candidates")[0].at("step_time_caveat"), caveat);
+  EXPECT_EQ(deployment_plan_json(p).at("cost_basis").size(), 2u);
+  // Cheapest with validated step times: MI300X's basis is still named, without a warning.
+  p.cheapest = 2;
+  EXPECT_EQ(deployment_cost_basis_lines(p), std::vector<std::string>{basis[0]});
+  // h200 (timed, no band) cheapest: its basis is in the warning.
+  p.cheapest = 1;
+  const std::vector<std::string> h = deployment_cost_basis_lines(p);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[1].rfind("WARNING: the cheapest deployment below (h200) ranks first on unvalidated step costs (published "
+                       "operator timings for gemm, attention_prefill, attention_decode; no band); the cheapest with "
+                       "validated step times is 2 replicas of 1 x h100-sxm",
+                       0),
+            0u)
+      << h[1];
+  // Without a validated candidate there is nothing better to point at: the basis named, no warning.
+  p.candidates.pop_back();
+  p.cheapest = 0;
+  EXPECT_EQ(deployment_cost_basis_lines(p), std::vector<std::string>{basis[0]});
+  // A datasheet GPU cheapest above one with operator timings only: the warning points at that one.
+  p.candidates[0].step_time_kind = "datasheet";
+  p.candidates[0].step_time_caveat = "";
+  const std::vector<std::string> ds = deployment_cost_basis_lines(p);
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(ds[0].rfind("COST BASIS: mi300x is costed with datasheet efficiencies only", 0), 0u) << ds[0];
+  EXPECT_NE(ds[1].find("ranks first on unvalidated datasheet costs; the cheapest with operator-timed step times is 2 "
+                       "replicas of 1 x h200, tp1 pp1 at $110.00/hour"),
+            std::string::npos)
+      << ds[1];
 }
 
 TEST(DeploymentSearch, WeightsThatDoNotFitAreNeverSimulated) {

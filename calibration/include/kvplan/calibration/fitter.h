@@ -24,7 +24,9 @@
 //     active sides. Relative residuals, because timing noise is multiplicative and sizes span decades.
 //  2. Grids (rows with a shape, i.e. published rows): one ShapeGrid per variant (GEMM dtype,
 //     attention KV dtype, "bf16" collectives) on ln(measured / curve time), grid_fitter.h.
-//  3. Floor: the smallest measured time per kernel of the fitted rows (a kernel is never faster).
+//  3. Floor: the smallest measured time per kernel of the fitted rows (a kernel is never faster),
+//     when that row's time is a fixed latency on the fitted curve (size <= half_size of its active
+//     side); a class whose rows are all large sets none.
 //  4. Held-out validation: rows whose shape hashes into the held-out percentage (heldout_split.h)
 //     are priced by the finished class profile; the p90 of |predicted/measured − 1| is stored as
 //     OpClassProfile::heldout_p90_rel_error. Classes with fewer than min_rows_for_heldout rows are
@@ -37,7 +39,9 @@
 //     measured one would claim the small kernels, e.g. decode attention's compute side);
 //   - too few rows on either side to split them: all are fitted to the side most are on;
 //   - a side whose active rows all have one size (max/min < 1.05) fits e_max only, keeping the
-//     datasheet half_size (a single size cannot separate latency from throughput);
+//     datasheet half_size (a single size cannot separate latency from throughput), and so does a
+//     side whose rows all take over 1000x the datasheet's fixed latency (it is below their noise,
+//     e.g. BabelStream's 21 GB kernels);
 //   - a variant with fewer than min_grid_rows shaped rows gets no grid;
 //   - no class fitted at all -> ConfigError naming the rows' classes and counts.
 #pragma once

@@ -13,6 +13,8 @@
 //   vidur_h100_allreduce.csv (node h100_dgx only)                  -> collective
 //   vidur_mlp_block_ops_h100_a100.csv + vidur_gemm_shapes_derived.csv -> elementwise (norms, RoPE,
 //                                                                      activation, residual add)
+//   azure_ai_benchmarking_guide_microbench.csv (MI300X rows)       -> gemm (fp8 hipBLASLt), elementwise
+//                                                                      (BabelStream), collective (RCCL)
 // One run per (table, GPU, engine version); RunInfo: mode "published", gpu_name the device the
 // source names, host "published: <source>, <engine version>", gpu_uuid the source table (with its
 // git blob), started_utc the date the table was published, git_commit the source snapshot.

@@ -35,6 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvplan/core/perf_profile.h"
 #include "kvplan/plan/scenario.h"
 #include "kvplan/plan/settings.h"
 
@@ -117,6 +118,10 @@ struct DeploymentCandidate {
   double output_tokens_per_s = 0;  // one replica at its answer
   std::string step_time_source;
   std::string step_time_kind;  // "published", "measured", "transferred", "datasheet", "given"
+  // Empty when the step times are validated (the GPU's published or transferred profile prices GEMMs
+  // and attention from operator timings and carries a whole-model band) or the user's own; else
+  // what they rest on (step_time_caveat), said in the answer's first lines.
+  std::string step_time_caveat;
   int probes = 0;           // simulations run for this candidate
   double replica_usd_per_hour() const { return usd_per_gpu_hour * static_cast<double>(gpus_per_replica); }
 };
@@ -168,10 +173,19 @@ nlohmann::json deployment_plan_json(const DeploymentPlan& p);
 // estimates. One line saying no candidate serves any load when there is no cheapest.
 std::vector<std::string> deployment_cheapest_lines(const DeploymentPlan& p);
 // What the ranking's costs rest on, for the answer's first lines: the GPUs whose step times are
-// datasheet efficiencies only (no measured or published timings, no validation band), and a
-// warning when such a GPU is ranked cheapest above one with validated costs. Empty when every
-// costed candidate's step times are measured, published or transferred from published ones.
+// datasheet efficiencies only (no measured or published timings, no validation band), then one line
+// per basis of GPUs whose published or transferred profile leaves GEMM or attention on datasheet
+// efficiencies (step_time_caveat), and a warning when a GPU whose step times are not validated
+// (those, or timed ones without a whole-model band) ranks cheapest above one with better-founded
+// costs, with its basis. Empty when nothing costed rests on datasheet classes and the cheapest is
+// validated.
 std::vector<std::string> deployment_cost_basis_lines(const DeploymentPlan& p);
+// What published or transferred step times rest on when they are not validated, e.g. "published
+// operator timings for gemm; datasheet efficiencies for attention_prefill, attention_decode; no
+// whole-model validation band (unvalidated latency)". Empty for validated step times (the key
+// classes gemm, attention_prefill and attention_decode from timings, and a band), and for kinds
+// other than "published" and "transferred" (datasheet has its own line; a given profile is the user's).
+std::string step_time_caveat(const std::string& kind, const PerfProfile& profile);
 // The cheapest deployment, the front with each point's binding constraint, then (explain) every
 // candidate with its status and why.
 std::string deployment_plan_text(const DeploymentPlan& p, bool explain);
