@@ -173,4 +173,9 @@ class SglangPolicy final : public BatchPolicy {
 
 std::unique_ptr<BatchPolicy> make_sglang_policy() { return std::make_unique<SglangPolicy>(); }
 
+double sglang_new_token_ratio(const BatchPolicy& policy) {
+  const auto* p = dynamic_cast<const SglangPolicy*>(&policy);
+  return p != nullptr ? p->new_token_ratio() : -1.0;
+}
+
 }  // namespace kvplan::sim::internal

@@ -53,7 +53,7 @@ struct Replica::Impl : internal::ReplicaCore {
   // Overlap scheduling: sequences that finished in the last step, whose KV is released only once
   // the next step has been formed (the engine processes a step's results after launching the next).
   std::vector<int32_t> finished_pending;
-  TimeNs last_step_end_ns = -1;
+  bool overlap_window = false;  // a step just ended: the next one was formed while it ran
   int64_t idle_steps = 0;      // consecutive steps that emitted no token
   int64_t emitted_tokens = 0;  // cumulative
 
@@ -226,7 +226,8 @@ TimeNs Replica::start_step(TimeNs now) {
   const int64_t preemptions_before = m.stats.preemptions;
   // Overlap scheduling: right after a step ends, the step that follows was formed when that one
   // started, so it sees only the requests queued by then; an idle engine schedules at once.
-  m.visible_until = m.cfg().overlap && now == m.last_step_end_ns ? m.step_start_ns : kNever;
+  m.visible_until = m.cfg().overlap && m.overlap_window ? m.step_start_ns : kNever;
+  m.overlap_window = false;  // only the step formed right after a step's end was formed early
   m.policy->plan_step(m, now);
   if (!m.finished_pending.empty()) {
     // The results of the last step are processed once this one is formed: its finished requests'
@@ -234,6 +235,11 @@ TimeNs Replica::start_step(TimeNs now) {
     for (int32_t slot : m.finished_pending) m.release_finished(slot);
     m.finished_pending.clear();
     if (m.plan.empty()) m.policy->plan_step(m, now);
+  }
+  if (m.plan.empty() && m.visible_until != kNever) {
+    // Nothing to run: the engine is idle and its loop schedules what is queued at once.
+    m.visible_until = kNever;
+    m.policy->plan_step(m, now);
   }
   // Read before reject_unfittable, whose admission tries are about requests that never fit.
   const bool kv_limited = m.kv_blocked || m.stats.preemptions != preemptions_before;
@@ -270,7 +276,7 @@ void Replica::finish_step(TimeNs now, std::vector<Completion>& out) {
   Impl& m = *impl_;
   if (!m.in_flight) throw std::logic_error("Replica::finish_step without a step in flight");
   m.in_flight = false;
-  m.last_step_end_ns = now;
+  m.overlap_window = true;
   for (Completion& c : m.rejected) out.push_back(std::move(c));
   m.rejected.clear();
 

@@ -23,6 +23,7 @@ sim::SchedulerKind scheduler_of(const Scenario& s) {
   switch (s.engine.name) {
     case Engine::kStatic: return sim::SchedulerKind::kStatic;
     case Engine::kSglang: return sim::SchedulerKind::kSglang;
+    case Engine::kTrtllm: return sim::SchedulerKind::kTrtllm;
     default: return sim::SchedulerKind::kVllm;
   }
 }

@@ -38,6 +38,10 @@ std::unique_ptr<BatchPolicy> make_running_first_policy(PolicyTraits traits);
 std::unique_ptr<BatchPolicy> make_sglang_policy();
 std::unique_ptr<BatchPolicy> make_trtllm_policy();
 
+// SGLang's current new_token_ratio (policy_sglang.cpp, rules 4-5); -1 for another policy. For tests
+// and explanations.
+double sglang_new_token_ratio(const BatchPolicy& policy);
+
 // The policy of config.kind.
 std::unique_ptr<BatchPolicy> make_batch_policy(const SchedulerConfig& config);
 
