@@ -135,6 +135,9 @@ void add_note(ServingCase& c, const std::string& note) {
 const std::map<std::string, std::string>& model_presets() {
   static const std::map<std::string, std::string> m = {
       {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+      // NVIDIA's ModelOpt FP8 export of the same model: per-tensor FP8 W8A8, i.e. the bf16 preset with
+      // --quantization fp8 (the row's precision fp8 / gemm fp8 says so).
+      {"nvidia/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b"},
       {"meta-llama/Llama-3.1-70B", "llama-3.1-70b"},
       {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"},
       {"Qwen/Qwen3-32B", "qwen3-32b"},
@@ -263,6 +266,11 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
       if (field(r, "moe_quant_mode", path) == "fp8_block") {
         add_note(c, "fp8_block experts run as per-tensor fp8 (no FP8-checkpoint preset): same bytes up to the scales");
       }
+    } else if (precision == "fp8" && gemm == "fp8_block") {
+      // Online FP8 with 128x128 block scales (SGLang --quantization fp8 on a bf16 checkpoint): run as
+      // per-tensor fp8, the same bytes and tensor-core rate up to the scales.
+      c.memory_flags["quantization"] = "fp8";
+      add_note(c, "fp8_block GEMMs run as per-tensor fp8: same bytes and rate up to the scales");
     } else {
       c.why_not = fmt::format("precision {} / gemm {} has no kvplan --quantization", precision, gemm);
     }

@@ -364,7 +364,7 @@ void print_fitted_source(const std::map<std::string, const Regime*>& chosen, con
 // --gpu h200: the H200 e2e file (aiconfigurator_silicon_e2e_h200.csv, mode=agg), every family
 // including those added in issue 24, simulated with the shipped defaults (nothing fitted: the
 // H100 half chose the terms). Errors per model and engine, and why each other row did not run.
-int validate_h200(const std::string& data) {
+int validate_h200(const std::string& data, bool print_rows) {
   std::vector<ServingCase> cases;
   try {
     cases = kvplan::bench::read_aiconfigurator_e2e(data + "/measurements/aiconfigurator_silicon_e2e_h200.csv", "h200",
@@ -389,6 +389,10 @@ int validate_h200(const std::string& data) {
       continue;
     }
     results.push_back({&c, p});
+    if (print_rows) {
+      fmt::print("{} TTFT meas {:.1f} pred {:.1f} | TPOT meas {:.2f} pred {:.2f} | {}\n", c.id, c.measured_ttft_ms,
+                 p.ttft_ms, c.measured_tpot_ms, p.tpot_ms, c.command());
+    }
   }
   kvplan::bench::print_table("H200 rows, shipped defaults, by model", results,
                              [](const ServingCase& c) { return c.memory_flags.at("model"); });
@@ -557,7 +561,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "kvplan_validate_serving: --gpu %s: only h200 has a second e2e file\n", gpu_flag.c_str());
       return 2;
     }
-    return validate_h200(data);
+    return validate_h200(data, print_rows);
   }
   if (write_band_flag && (g_split_prefill || g_trtllm_aic)) {
     std::fprintf(stderr, "kvplan_validate_serving: --write-band writes the shipped terms' band; drop %s\n",

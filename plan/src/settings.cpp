@@ -232,15 +232,40 @@ std::vector<Setting> build_settings() {
       {.min = 0, .max = 1, .exclusive_min = true}));
   t.push_back(choice<&Scenario::engine, &EngineSettings::scheduler>(
       {"scheduler", "engine", "scheduler", "name", "Simulated scheduler",
-       "unset means the engine's (vllm for vllm and trtllm, sglang, static)", kSim},
+       "unset means the engine's (vllm, sglang, trtllm, static)", kSim},
       std::vector<Named<sim::SchedulerKind>>{{"static", sim::SchedulerKind::kStatic},
                                              {"orca", sim::SchedulerKind::kOrca},
                                              {"vllm", sim::SchedulerKind::kVllm},
-                                             {"sglang", sim::SchedulerKind::kSglang}},
-      {"static", "orca", "vllm", "sglang"}));
+                                             {"sglang", sim::SchedulerKind::kSglang},
+                                             {"trtllm", sim::SchedulerKind::kTrtllm}},
+      {"static", "orca", "vllm", "sglang", "trtllm"}));
   t.push_back(boolean<&Scenario::engine, &EngineSettings::chunked_prefill>(
       {"chunked-prefill", "engine", "chunked_prefill", "boolean", "Simulated scheduler splits long prefills",
        "unset means on, except for schedulers that reserve (static, orca)", kSim}));
+  t.push_back(boolean<&Scenario::engine, &EngineSettings::overlap_schedule>(
+      {"overlap-schedule", "engine", "overlap_schedule", "boolean",
+       "The engine forms step n+1 while step n runs (SGLang's and TensorRT-LLM's overlap scheduler, vLLM "
+       "--async-scheduling)",
+       "unset means the engine's: on for sglang (since 0.4) and trtllm (PyTorch backend), for vllm from 0.14", kSim}));
+  t.push_back(boolean<&Scenario::engine, &EngineSettings::enable_mixed_chunk>(
+      {"enable-mixed-chunk", "engine", "enable_mixed_chunk", "boolean",
+       "SGLang: running decodes join prefill steps (SGLang --enable-mixed-chunk; off by default: SGLang runs "
+       "prefill and decode batches apart)",
+       "", kSim}));
+  t.push_back(integer<&Scenario::engine, &EngineSettings::max_prefill_tokens>(
+      {"max-prefill-tokens", "engine", "max_prefill_tokens", "tokens",
+       "SGLang: most prompt tokens in one prefill step, besides the chunk size (SGLang --max-prefill-tokens, default "
+       "16384 in server_args.py)",
+       "", kSim},
+      {.min = 1}));
+  t.push_back(choice<&Scenario::engine, &EngineSettings::capacity_scheduler_policy>(
+      {"capacity-scheduler-policy", "engine", "capacity_scheduler_policy", "name",
+       "TensorRT-LLM: start a request only when the KV to finish it is free (guaranteed_no_evict, the default), or "
+       "while its next step fits, pausing the last started when memory runs out (max_utilization)",
+       "", kSim},
+      std::vector<Named<sim::CapacityPolicy>>{{"guaranteed_no_evict", sim::CapacityPolicy::kGuaranteedNoEvict},
+                                              {"max_utilization", sim::CapacityPolicy::kMaxUtilization}},
+      {"guaranteed_no_evict", "max_utilization"}));
   t.push_back(choice<&Scenario::engine, &EngineSettings::preemption>(
       {"preemption", "engine", "preemption", "name", "What a preempted request loses: recompute its KV, or swap it",
        "", kSim},

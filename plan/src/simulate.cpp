@@ -121,6 +121,47 @@ bool engine_prefix_caching_default(const ServingConfig& serving) {
   return false;
 }
 
+namespace {
+
+// Whether the engine forms step n+1 while step n runs, by default:
+//  - SGLang: the overlap scheduler (Scheduler.event_loop_overlap), on unless
+//    --disable-overlap-schedule since v0.4 ("zero-overhead batch scheduler", LMSYS blog 2024-12-04);
+//  - TensorRT-LLM: the PyTorch executor's overlap scheduler (py_executor.py _executor_loop_overlap),
+//    on unless disable_overlap_scheduler (docs, features/overlap-scheduler);
+//  - vLLM: async scheduling (vllm/v1/core/sched/async_scheduler.py), on by default from 0.14 (PR
+//    #27614 made SchedulerConfig.async_scheduling=None mean on); off before.
+bool engine_overlap_default(const ServingConfig& serving) {
+  switch (serving.engine) {
+    case Engine::kSglang:
+    case Engine::kTrtllm: return true;
+    case Engine::kVllm: return serving.version.at_least(0, 14);
+    case Engine::kStatic: return false;
+  }
+  return false;
+}
+
+// SGLang's chunked_prefill_size when not given, by the GPU's memory (server_args.py,
+// ServerArgs._handle_gpu_memory_settings: < 35 GB 2048 "A10, L40, 4090"; < 160 GB 8192 "H100, H200,
+// A100, H20"; else 16384 "B200, MI300"; SGLang compares MiB of device memory).
+int64_t sglang_chunked_prefill_size(const GpuSpec& gpu) {
+  const int64_t bytes = gpu.usable_memory_bytes > 0 ? gpu.usable_memory_bytes : gpu.memory_bytes;
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  if (mib < 35 * 1024) return 2048;
+  if (mib < 160 * 1024) return 8192;
+  return 16384;
+}
+
+// The most requests SGLang and TensorRT-LLM run at once when not told (the memory plan's 256 is
+// vLLM V0's max_num_seqs and sizes only the activation estimate):
+//  - SGLang: max_running_requests = min(max_total_num_tokens / 2, req_to_token_pool size), the
+//    pool holding clamp(max_total_num_tokens / context_len x 512, 2048, 4096) requests
+//    (scheduler.py Scheduler.__init__, model_runner.py init_memory_pool): 2048 is its floor, and
+//    the KV pool binds before it whenever it holds fewer than 4096 tokens;
+//  - TensorRT-LLM: max_batch_size 2048 (llm_args.py / BuildConfig default).
+constexpr int32_t kEngineMaxRunningRequests = 2048;
+
+}  // namespace
+
 Scenario default_scenario() {
   Scenario s;
   s.slo.ttft_ms = 2000;
@@ -171,9 +212,14 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
     switch (s.serving.engine) {
       case Engine::kStatic: sched.kind = sim::SchedulerKind::kStatic; break;
       case Engine::kSglang: sched.kind = sim::SchedulerKind::kSglang; break;
+      case Engine::kTrtllm: sched.kind = sim::SchedulerKind::kTrtllm; break;
       default: sched.kind = sim::SchedulerKind::kVllm; break;
     }
   }
+  sched.overlap = e.overlap_schedule.value_or(engine_overlap_default(s.serving));
+  sched.mixed_chunk = e.enable_mixed_chunk;
+  sched.max_prefill_tokens = e.max_prefill_tokens;
+  sched.capacity = e.capacity_scheduler_policy;
   const bool reserves = sched.kind == sim::SchedulerKind::kStatic || sched.kind == sim::SchedulerKind::kOrca;
   c.kv_policy = in.kv_cache.policy ? *in.kv_cache.policy
                 : reserves        ? sim::KvPolicy::kReserveMaxLength
@@ -193,8 +239,16 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
   sched.spec.draft_tokens = e.spec_draft_tokens;
   sched.spec.acceptance_rate = e.spec_acceptance;
   sched.spec.draft_cost_ratio = e.spec_draft_cost;
-  if (s.serving.max_num_seqs > 0) sched.max_num_seqs = s.serving.max_num_seqs;
-  if (s.serving.max_num_batched_tokens > 0) sched.max_num_batched_tokens = s.serving.max_num_batched_tokens;
+  if (s.serving.max_num_seqs > 0) {
+    sched.max_num_seqs = s.serving.max_num_seqs;
+  } else if (s.serving.engine == Engine::kSglang || s.serving.engine == Engine::kTrtllm) {
+    sched.max_num_seqs = kEngineMaxRunningRequests;
+  }
+  if (s.serving.max_num_batched_tokens > 0) {
+    sched.max_num_batched_tokens = s.serving.max_num_batched_tokens;
+  } else if (s.serving.engine == Engine::kSglang) {
+    sched.max_num_batched_tokens = sglang_chunked_prefill_size(s.gpu);
+  }
   if (s.serving.max_model_len > 0) sched.max_model_len = s.serving.max_model_len;
 
   const HardwareSettings& hw = in.hardware;
@@ -281,6 +335,12 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
   c.slo.percentile = in.slo.percentile;
   c.sample_interval_ns = sim::seconds_to_ns(wl.sample_interval_s);
   c.cost.cuda_graphs = e.cuda_graphs.value_or(!s.serving.enforce_eager);
+  // vLLM V1 captures piecewise CUDA graphs around attention, so a step with prefill tokens replays
+  // everything but attention (CompilationConfig.cudagraph_mode PIECEWISE, FULL_AND_PIECEWISE from
+  // 0.11); SGLang runs extend batches eagerly and TensorRT-LLM graphs generation-only steps.
+  c.cost.mixed_step_graphs = s.serving.engine == Engine::kVllm && vllm_uses_v1(s.serving.version, s.serving.vllm_engine)
+                                 ? sim::MixedStepGraphs::kPiecewise
+                                 : sim::MixedStepGraphs::kEager;
   if (!e.disable_custom_all_reduce) c.cost.custom_all_reduce = engine_custom_all_reduce(s.serving.engine, s.gpu);
   c.cost.moe_routing = e.moe_routing;
   c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
@@ -460,6 +520,7 @@ StepExplanation explain_step(const Scenario& scenario, const StepShape& shape) {
   e.weights_note = model.weights_note();
   e.sources = model.sources();
   e.cuda_graphs = options.cuda_graphs && shape.prefill == 0;
+  e.piecewise_graphs = options.cuda_graphs && shape.prefill > 0 && options.mixed_step_graphs == sim::MixedStepGraphs::kPiecewise;
   return e;
 }
 
@@ -504,7 +565,9 @@ std::string step_text(const StepExplanation& e) {
                      config.gpu.name, parallel_text(config.parallel), e.shape.batch, with_commas(e.shape.context),
                      e.shape.prefill > 0 ? fmt::format(" + a prefill chunk of {} tokens", with_commas(e.shape.prefill))
                                          : "");
-  out += fmt::format("{}; CUDA graphs {}\n\n", e.weights_note, e.cuda_graphs ? "on (no launch overhead)" : "off for this step");
+  out += fmt::format("{}; CUDA graphs {}\n\n", e.weights_note, e.cuda_graphs        ? "on (no launch overhead)"
+                                                                   : e.piecewise_graphs ? "piecewise (launch overhead on attention only)"
+                                                                                        : "off for this step");
   out += fmt::format("  {:<38} {:>6} {:>10} {:>6}  {:<7} {:>6}  {}\n", "operator (all layers)", "count", "us", "share",
                      "limit", "grid", "source");
   double sum = 0;

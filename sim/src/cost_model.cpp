@@ -283,11 +283,17 @@ struct StepCostModel::Impl {
     return op_total_ns(c, op, launch ? op.kernels * c.launch_overhead_ns : 0.0);
   }
 
-  // Launch overhead applies unless the step is decode-only and replayed as a CUDA graph; copies
-  // are issued outside the graph and always pay it.
+  // Launch overhead applies unless the op replays in a CUDA graph: every op of a decode-only step;
+  // in a step with prefill tokens, under piecewise graphs, every op but attention (vLLM splits its
+  // compiled graph at the attention op and runs attention eagerly). Copies are issued outside the
+  // graph and always pay it.
   bool launches(const StepShape& s, const StepOp& op) const {
     if (op.stream == Stream::kCopy) return true;
-    return !graphed(s);
+    if (graphed(s)) return false;
+    if (options.cuda_graphs && options.mixed_step_graphs == MixedStepGraphs::kPiecewise) {
+      return op.op_class == OpClass::kAttentionPrefill || op.op_class == OpClass::kAttentionDecode;
+    }
+    return true;
   }
 
   bool graphed(const StepShape& s) const { return options.cuda_graphs && s.prefill_tokens == 0; }

@@ -1,5 +1,7 @@
-// One serving engine instance. The scheduling policies (DESIGN §5, scheduler_config.h) share one
-// step loop: plan a batch, cost it, and at its end advance every planned sequence.
+// One serving engine instance: the engine-neutral step loop. A step is planned by the engine's
+// batch-forming policy (internal/batch_policy.h, one file per engine), costed by the step timer, and
+// at its end every planned sequence advances. Overlap scheduling (SchedulerConfig::overlap) is
+// handled here, the same way for every engine that has it.
 #include "kvplan/sim/replica.h"
 
 #include <algorithm>
@@ -8,379 +10,60 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "internal/batch_policy.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/sim/offload_tier.h"
 #include "kvplan/sim/serving_overheads.h"
 
 namespace kvplan::sim {
 
-namespace {
+namespace internal {
 
-enum class SeqState : uint8_t { kFree, kWaiting, kRunning, kSwapped, kTransferring };
+std::unique_ptr<BatchPolicy> make_batch_policy(const SchedulerConfig& config) {
+  switch (config.kind) {
+    case SchedulerKind::kStatic: return make_static_policy();
+    case SchedulerKind::kOrca: return make_orca_policy();
+    case SchedulerKind::kVllm: return make_vllm_policy();
+    case SchedulerKind::kSglang: return make_sglang_policy();
+    case SchedulerKind::kTrtllm: return make_trtllm_policy();
+  }
+  return make_vllm_policy();
+}
 
-struct Seq {
-  RequestSpec spec;
-  RequestRecord record;
-  SeqState state = SeqState::kFree;
-  bool prefilled_elsewhere = false;  // decode replica: arrived with its prompt KV computed
-  bool batch_done = false;           // static batching: finished, waiting for its batch to end
-  int64_t kv_tokens = 0;             // tokens whose KV is cached on this replica
-  int64_t prefill_target = 0;        // tokens to have in KV before decoding (prompt + recomputed)
-  int64_t generated = 0;             // output tokens emitted
-  int64_t capacity = 0;              // KV manager: may grow to this many tokens without a call
-  TimeNs last_token_ns = 0;
+}  // namespace internal
 
-  bool prefilling() const { return kv_tokens < prefill_target; }
-};
+using internal::Planned;
+using internal::Seq;
+using internal::SeqState;
 
-struct Planned {
-  int32_t slot = 0;
-  int64_t tokens = 0;    // tokens computed for this sequence in the step
-  bool decode = false;
-};
+struct Replica::Impl : internal::ReplicaCore {
+  Impl(ReplicaSetup s, std::unique_ptr<KvManager> k, StepTimer* c, HostOffloadTier* o)
+      : ReplicaCore(std::move(s), std::move(k), c, o), policy(internal::make_batch_policy(setup.scheduler)) {
+    traits = policy->traits();
+  }
 
-// SGLang orders its waiting queue by longest prefix only while it is short.
-constexpr size_t kLpmQueueLimit = 128;
-// SGLang's defaults for the share of remaining output tokens kept free at admission.
-constexpr double kInitialNewTokenRatio = 0.7;
-constexpr double kMinNewTokenRatio = 0.1;
-constexpr double kNewTokenRatioDecay = (kInitialNewTokenRatio - kMinNewTokenRatio) / 600;
-
-}  // namespace
-
-struct Replica::Impl {
-  ReplicaSetup setup;
-  std::unique_ptr<KvManager> kv;
-  StepTimer* cost = nullptr;
-  HostOffloadTier* offload = nullptr;
-  Rng rng;
-
-  std::vector<Seq> seqs;
-  std::vector<int32_t> free_slots;
-  std::deque<int32_t> waiting;
-  std::vector<int32_t> running;  // admission order: the back is preempted first
-  std::deque<int32_t> swapped;
-  std::unordered_map<int64_t, int32_t> transferring;  // request id -> slot
+  std::unique_ptr<internal::BatchPolicy> policy;
 
   // The step in flight.
   bool in_flight = false;
-  std::vector<Planned> plan;
+  TimeNs step_start_ns = 0;
   std::vector<PrefillChunk> chunks;
   std::vector<int64_t> decode_contexts;
-  int64_t swap_in_bytes = 0;
-  int64_t swap_out_bytes = 0;
   std::vector<Completion> rejected;  // requests that can never fit, reported at the next finish
-  StepStats stats;
-  double new_token_ratio = kInitialNewTokenRatio;  // SGLang admission headroom
-  // Set while planning a step when KV memory kept a waiting or swapped request out (StepStats).
-  bool kv_blocked = false;
+  // Overlap scheduling: sequences that finished in the last step, whose KV is released only once
+  // the next step has been formed (the engine processes a step's results after launching the next).
+  std::vector<int32_t> finished_pending;
+  bool overlap_window = false;  // a step just ended: the next one was formed while it ran
   int64_t idle_steps = 0;      // consecutive steps that emitted no token
   int64_t emitted_tokens = 0;  // cumulative
 
-  Impl(ReplicaSetup s, std::unique_ptr<KvManager> k, StepTimer* c, HostOffloadTier* o)
-      : setup(std::move(s)), kv(std::move(k)), cost(c), offload(o),
-        rng(Rng::stream(setup.seed, 0x5eed0000ULL + static_cast<uint64_t>(setup.index))) {}
-
-  const SchedulerConfig& cfg() const { return setup.scheduler; }
-  int32_t decode_query_tokens() const { return 1 + cfg().spec.draft_tokens; }
-  bool reserves() const {
-    return cfg().kind == SchedulerKind::kStatic || cfg().kind == SchedulerKind::kOrca;
-  }
-
-  int32_t new_slot() {
-    if (!free_slots.empty()) {
-      int32_t slot = free_slots.back();
-      free_slots.pop_back();
-      return slot;
-    }
-    seqs.emplace_back();
-    return static_cast<int32_t>(seqs.size() - 1);
-  }
-
-  void free_slot(int32_t slot) {
-    seqs[slot] = Seq{};
-    free_slots.push_back(slot);
-  }
-
-  SeqKvRequest kv_request(const Seq& s, bool with_prefix) const {
-    SeqKvRequest r;
-    r.seq = s.spec.id;
-    r.prompt_tokens = s.prefill_target;
-    r.final_tokens = s.spec.total_tokens();
-    if (with_prefix && !s.prefilled_elsewhere) {
-      r.hash_block_tokens = s.spec.hash_block_tokens;
-      r.prefix_hashes = s.spec.prefix_hashes;
-      r.identity_tokens = s.spec.identity_tokens;
-    }
-    return r;
-  }
-
-  // ---- preemption -------------------------------------------------------------------------
-
-  void preempt(int32_t slot) {
-    Seq& s = seqs[slot];
-    ++s.record.preemptions;
-    ++stats.preemptions;
-    if (cfg().preemption == PreemptionMode::kSwap && offload != nullptr) {
-      int64_t bytes = kv->sequence_bytes(s.spec.id);
-      if (offload->swap_out(s.spec.id, bytes)) {
-        kv->release(s.spec.id, false);
-        s.capacity = 0;
-        s.state = SeqState::kSwapped;
-        swapped.push_back(slot);
-        swap_out_bytes += bytes;
-        return;
-      }
-    }
-    // Recompute: drop the KV; the prompt and every token generated so far are prefilled again.
-    kv->release(s.spec.id, false);
-    s.kv_tokens = 0;
-    s.capacity = 0;
-    s.prefill_target = s.spec.prompt_tokens + s.generated;
-    s.state = SeqState::kWaiting;
-    waiting.push_front(slot);
-  }
-
-  // Makes room for `tokens` tokens of running[index], preempting from the back of `running`.
-  // False when the sequence itself had to be preempted.
-  bool ensure_capacity(size_t index, int64_t tokens) {
-    const int32_t slot = running[index];
-    while (seqs[slot].capacity < tokens) {
-      int64_t cap = kv->grow(seqs[slot].spec.id, tokens);
-      if (cap >= 0) {
-        seqs[slot].capacity = cap;
-        return true;
-      }
-      int32_t victim = running.back();
-      running.pop_back();
-      preempt(victim);
-      if (victim == slot) return false;
-    }
-    return true;
-  }
-
-  void add(int32_t slot, int64_t tokens, bool decode) {
-    plan.push_back(Planned{slot, tokens, decode});
-  }
-
-  // ---- admission --------------------------------------------------------------------------
-
-  // Admits waiting[pos]. Returns false (nothing changed) when it does not fit now.
-  bool admit_waiting(size_t pos, int64_t& budget, TimeNs now) {
-    const int32_t slot = waiting[pos];
-    Seq& s = seqs[slot];
-    if (s.prefilled_elsewhere) {
-      const int64_t q = decode_query_tokens();
-      if (budget < q) return false;
-      AdmitResult a = kv->admit(kv_request(s, false), s.kv_tokens + q);
-      if (!a.ok) {
-        kv_blocked = true;
-        return false;
-      }
-      s.capacity = a.capacity_tokens;
-      s.state = SeqState::kRunning;
-      waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(pos));
-      running.push_back(slot);
-      add(slot, q, true);
-      budget -= q;
-      return true;
-    }
-    const bool use_prefix = setup.cache_prefixes;
-    int64_t expected_cached = 0;
-    if (use_prefix) {
-      expected_cached = std::min<int64_t>(
-          kv->match_prefix(s.spec.hash_block_tokens, s.spec.prefix_hashes), s.prefill_target - 1);
-    }
-    const int64_t remaining = s.prefill_target - expected_cached;
-    if (!cfg().chunked_prefill && remaining > budget) return false;
-    int64_t initial = std::min(s.prefill_target, expected_cached + budget);
-    if (reserves()) initial = s.prefill_target;  // reservation covers the whole request anyway
-    AdmitResult a = kv->admit(kv_request(s, use_prefix), initial);
-    if (!a.ok) {
-      kv_blocked = true;
-      return false;
-    }
-    s.kv_tokens = a.cached_tokens;
-    s.capacity = a.capacity_tokens;
-    int64_t chunk = std::min(s.prefill_target - s.kv_tokens, budget);
-    if (!cfg().chunked_prefill) chunk = s.prefill_target - s.kv_tokens;
-    if (s.capacity < s.kv_tokens + chunk) {
-      int64_t cap = kv->grow(s.spec.id, s.kv_tokens + chunk);
-      if (cap < 0) {
-        kv->release(s.spec.id, false);
-        s.kv_tokens = 0;
-        s.capacity = 0;
-        kv_blocked = true;
-        return false;
-      }
-      s.capacity = cap;
-    }
-    if (s.record.preemptions == 0 && s.generated == 0) s.record.cached_tokens = a.cached_tokens;
-    if (s.record.scheduled_ns < 0) s.record.scheduled_ns = now;
-    s.state = SeqState::kRunning;
-    waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(pos));
-    running.push_back(slot);
-    add(slot, chunk, false);
-    budget -= chunk;
-    return true;
-  }
-
-  size_t pick_waiting() const {
-    if (cfg().kind != SchedulerKind::kSglang || waiting.size() > kLpmQueueLimit || !setup.cache_prefixes) {
-      return 0;
-    }
-    size_t best = 0;
-    int64_t best_hit = -1;
-    for (size_t i = 0; i < waiting.size(); ++i) {
-      const Seq& s = seqs[waiting[i]];
-      int64_t hit = s.prefilled_elsewhere ? 0 : kv->match_prefix(s.spec.hash_block_tokens, s.spec.prefix_hashes);
-      if (hit > best_hit) {
-        best_hit = hit;
-        best = i;
-      }
-    }
-    return best;
-  }
-
-  void admit_new(int64_t& budget, TimeNs now) {
-    while (!waiting.empty() && static_cast<int32_t>(running.size()) < cfg().max_num_seqs && budget > 0) {
-      if (!admit_waiting(pick_waiting(), budget, now)) break;  // FCFS: the head blocks the rest
-    }
-  }
-
-  void swap_in(int64_t& budget) {
-    const int64_t q = decode_query_tokens();
-    while (!swapped.empty() && static_cast<int32_t>(running.size()) < cfg().max_num_seqs && budget >= q) {
-      const int32_t slot = swapped.front();
-      Seq& s = seqs[slot];
-      int64_t need = s.prefilling() ? std::min(s.prefill_target, s.kv_tokens + budget) : s.kv_tokens + q;
-      AdmitResult a = kv->admit(kv_request(s, false), need);
-      if (!a.ok) {
-        kv_blocked = true;
-        return;
-      }
-      swapped.pop_front();
-      swap_in_bytes += offload->swap_in(s.spec.id);
-      s.capacity = a.capacity_tokens;
-      s.state = SeqState::kRunning;
-      running.push_back(slot);
-      int64_t tokens = s.prefilling() ? need - s.kv_tokens : q;
-      add(slot, tokens, !s.prefilling());
-      budget -= tokens;
-    }
-  }
-
-  // ---- policies ---------------------------------------------------------------------------
-
-  // vLLM and Orca: running sequences first, then swapped, then waiting.
-  void plan_continuous(TimeNs now) {
-    int64_t budget = cfg().max_num_batched_tokens;
-    const int64_t q = decode_query_tokens();
-    const int64_t preemptions_before = stats.preemptions;
-    for (size_t i = 0; i < running.size() && budget > 0; ++i) {
-      Seq& s = seqs[running[i]];
-      int64_t tokens = q;
-      bool decode = !s.prefilling();
-      if (!decode) {
-        tokens = s.prefill_target - s.kv_tokens;
-        if (cfg().chunked_prefill) {
-          tokens = std::min(tokens, budget);
-        } else if (tokens > budget) {
-          continue;
-        }
-      } else if (tokens > budget) {
-        continue;
-      }
-      if (!ensure_capacity(i, s.kv_tokens + tokens)) break;
-      add(running[i], tokens, decode);
-      budget -= tokens;
-    }
-    if (stats.preemptions != preemptions_before) return;  // memory is short: admit nothing new
-    swap_in(budget);
-    if (swapped.empty()) admit_new(budget, now);
-  }
-
-  // SGLang's admission test: the new request plus `reserve` future tokens of the running ones fit
-  // in free (or evictable cached) memory.
-  bool fits_with_headroom(int64_t tokens, int64_t reserve) const {
-    if (!kv->can_admit(tokens)) return false;
-    if (setup.layout == nullptr) return true;
-    KvUsage u = kv->usage();
-    double need = static_cast<double>(tokens + reserve) * setup.layout->bytes_per_token();
-    return need <= static_cast<double>(u.free_bytes + u.cached_bytes);
-  }
-
-  // SGLang: a prefill step whenever something can be admitted (or a chunked prefill continues),
-  // otherwise a decode step over every running sequence. Admission keeps headroom for the running
-  // requests' future tokens: remaining output tokens x new_token_ratio, which starts at 0.7, decays
-  // to 0.1 over 600 decode steps and jumps back to 0.7 whenever decoding runs out of memory and
-  // requests are retracted (SGLang's schedule_policy / retract_decode defaults).
-  void plan_sglang(TimeNs now) {
-    int64_t budget = cfg().max_num_batched_tokens;
-    for (size_t i = 0; i < running.size() && budget > 0; ++i) {
-      Seq& s = seqs[running[i]];
-      if (!s.prefilling()) continue;
-      int64_t tokens = std::min(s.prefill_target - s.kv_tokens, budget);
-      if (s.capacity < s.kv_tokens + tokens) {
-        int64_t cap = kv->grow(s.spec.id, s.kv_tokens + tokens);
-        if (cap < 0) continue;  // wait for decodes to free memory; never preempt for a prefill
-        s.capacity = cap;
-      }
-      add(running[i], tokens, false);
-      budget -= tokens;
-    }
-    int64_t reserve = 0;
-    for (int32_t slot : running) {
-      const Seq& s = seqs[slot];
-      reserve += static_cast<int64_t>(std::ceil(static_cast<double>(s.spec.output_tokens - s.generated) * new_token_ratio));
-    }
-    while (!waiting.empty() && static_cast<int32_t>(running.size()) < cfg().max_num_seqs && budget > 0) {
-      const size_t pos = pick_waiting();
-      const Seq& w = seqs[waiting[pos]];
-      const int64_t need = w.prefilled_elsewhere ? w.kv_tokens + decode_query_tokens()
-                                                 : std::min(w.prefill_target, budget);
-      if (!fits_with_headroom(need, reserve)) {
-        kv_blocked = true;
-        break;
-      }
-      if (!admit_waiting(pos, budget, now)) break;
-      const Seq& a = seqs[running.back()];
-      reserve += static_cast<int64_t>(std::ceil(static_cast<double>(a.spec.output_tokens - a.generated) * new_token_ratio));
-    }
-    if (!plan.empty()) return;
-    const int64_t q = decode_query_tokens();
-    const int64_t preemptions_before = stats.preemptions;
-    for (size_t i = 0; i < running.size(); ++i) {
-      Seq& s = seqs[running[i]];
-      const int64_t tokens = s.prefilling() ? std::min(s.prefill_target - s.kv_tokens, cfg().max_num_batched_tokens) : q;
-      if (!ensure_capacity(i, s.kv_tokens + tokens)) break;
-      add(running[i], tokens, !s.prefilling());
-    }
-    if (stats.preemptions != preemptions_before) {
-      new_token_ratio = kInitialNewTokenRatio;
-    } else {
-      new_token_ratio = std::max(kMinNewTokenRatio, new_token_ratio - kNewTokenRatioDecay);
-    }
-  }
-
-  // Hugging Face generate: fixed batches, prompts padded to the longest, decoded to the longest.
-  void plan_static(TimeNs now) {
-    if (!running.empty()) {
-      for (int32_t slot : running) add(slot, 1, true);  // finished members still compute (padding)
-      return;
-    }
-    int64_t budget = std::numeric_limits<int64_t>::max();
-    while (!waiting.empty() && static_cast<int32_t>(running.size()) < cfg().max_num_seqs) {
-      if (!admit_waiting(0, budget, now)) break;
-    }
-  }
-
   void reject_unfittable(TimeNs now) {
     // Nothing runs and the head of the queue does not fit into empty memory: it never will.
-    while (plan.empty() && running.empty() && swapped.empty() && !waiting.empty()) {
+    while (plan.empty() && running.empty() && swapped.empty() && finished_pending.empty() && !waiting.empty() &&
+           visible(0)) {
       int32_t slot = waiting.front();
       int64_t budget = cfg().max_num_batched_tokens;
-      if (cfg().kind == SchedulerKind::kStatic) budget = std::numeric_limits<int64_t>::max();
+      if (traits.whole_batch) budget = std::numeric_limits<int64_t>::max();
       if (admit_waiting(0, budget, now)) break;
       waiting.pop_front();
       Completion c;
@@ -395,7 +78,7 @@ struct Replica::Impl {
     chunks.clear();
     decode_contexts.clear();
     int64_t static_pad = 0;
-    if (cfg().kind == SchedulerKind::kStatic) {
+    if (traits.whole_batch) {
       for (const Planned& p : plan) {
         if (!p.decode) static_pad = std::max(static_pad, p.tokens);
       }
@@ -437,6 +120,12 @@ struct Replica::Impl {
       t += drafting;
       decode_only += drafting;
     }
+    if (cfg().overlap) {
+      // The engine's CPU work for the next step runs while this one is on the GPU: the step takes
+      // the longer of the two, not their sum.
+      const TimeNs gpu = engine_step_ns(t, decode_only, setup.step_factor, setup.prefill_step_factor, 0);
+      return std::max(gpu, setup.step_overhead_ns);
+    }
     return engine_step_ns(t, decode_only, setup.step_factor, setup.prefill_step_factor, setup.step_overhead_ns);
   }
 
@@ -460,16 +149,25 @@ struct Replica::Impl {
     return a;
   }
 
-  void finish_request(int32_t slot, TimeNs now, std::vector<Completion>& out) {
+  // The request's completion record, without releasing its slot or KV.
+  Completion finished_record(int32_t slot, TimeNs now) {
     Seq& s = seqs[slot];
     s.record.finish_ns = now;
     s.record.replica = setup.index;
-    kv->release(s.spec.id, setup.cache_prefixes);
     Completion c;
     c.kind = Completion::Kind::kFinished;
     c.record = s.record;
-    out.push_back(std::move(c));
+    return c;
+  }
+
+  void release_finished(int32_t slot) {
+    kv->release(seqs[slot].spec.id, setup.cache_prefixes);
     free_slot(slot);
+  }
+
+  void finish_request(int32_t slot, TimeNs now, std::vector<Completion>& out) {
+    out.push_back(finished_record(slot, now));
+    release_finished(slot);
   }
 };
 
@@ -497,7 +195,7 @@ void Replica::enqueue(RequestSpec request, TimeNs now) {
   s.prefill_target = request.prompt_tokens;
   s.spec = std::move(request);
   s.state = SeqState::kWaiting;
-  (void)now;
+  s.enqueued_ns = now;
   m.waiting.push_back(slot);
 }
 
@@ -514,7 +212,7 @@ void Replica::enqueue_prefilled(PrefilledRequest request, TimeNs now) {
   s.last_token_ns = s.record.first_token_ns;
   s.prefilled_elsewhere = true;
   s.state = SeqState::kWaiting;
-  (void)now;
+  s.enqueued_ns = now;
   m.waiting.push_back(slot);
 }
 
@@ -526,11 +224,22 @@ TimeNs Replica::start_step(TimeNs now) {
   m.swap_out_bytes = 0;
   m.kv_blocked = false;
   const int64_t preemptions_before = m.stats.preemptions;
-  switch (m.cfg().kind) {
-    case SchedulerKind::kStatic: m.plan_static(now); break;
-    case SchedulerKind::kSglang: m.plan_sglang(now); break;
-    case SchedulerKind::kOrca:
-    case SchedulerKind::kVllm: m.plan_continuous(now); break;
+  // Overlap scheduling: right after a step ends, the step that follows was formed when that one
+  // started, so it sees only the requests queued by then; an idle engine schedules at once.
+  m.visible_until = m.cfg().overlap && m.overlap_window ? m.step_start_ns : kNever;
+  m.overlap_window = false;  // only the step formed right after a step's end was formed early
+  m.policy->plan_step(m, now);
+  if (!m.finished_pending.empty()) {
+    // The results of the last step are processed once this one is formed: its finished requests'
+    // KV is free from now on. With nothing formed, the engine loops at once and sees it free.
+    for (int32_t slot : m.finished_pending) m.release_finished(slot);
+    m.finished_pending.clear();
+    if (m.plan.empty()) m.policy->plan_step(m, now);
+  }
+  if (m.plan.empty() && m.visible_until != kNever) {
+    // Nothing to run: the engine is idle and its loop schedules what is queued at once.
+    m.visible_until = kNever;
+    m.policy->plan_step(m, now);
   }
   // Read before reject_unfittable, whose admission tries are about requests that never fit.
   const bool kv_limited = m.kv_blocked || m.stats.preemptions != preemptions_before;
@@ -546,6 +255,7 @@ TimeNs Replica::start_step(TimeNs now) {
     return kNever;
   }
   m.in_flight = true;
+  m.step_start_ns = now;
   ++m.stats.steps;
   if (seq_limited) {
     ++m.stats.seq_limited_steps;
@@ -566,6 +276,7 @@ void Replica::finish_step(TimeNs now, std::vector<Completion>& out) {
   Impl& m = *impl_;
   if (!m.in_flight) throw std::logic_error("Replica::finish_step without a step in flight");
   m.in_flight = false;
+  m.overlap_window = true;
   for (Completion& c : m.rejected) out.push_back(std::move(c));
   m.rejected.clear();
 
@@ -583,7 +294,7 @@ void Replica::finish_step(TimeNs now, std::vector<Completion>& out) {
                            ": a million steps without emitting a token (scheduler livelock)");
   }
   bool any_finished = false;
-  const bool is_static = m.cfg().kind == SchedulerKind::kStatic;
+  const bool is_static = m.traits.whole_batch;
   for (const Planned& p : m.plan) {
     Seq& s = m.seqs[p.slot];
     if (s.batch_done) continue;
@@ -642,7 +353,12 @@ void Replica::finish_step(TimeNs now, std::vector<Completion>& out) {
     Seq& s = m.seqs[slot];
     if (s.state == SeqState::kTransferring) continue;
     if (s.generated >= s.spec.output_tokens) {
-      m.finish_request(slot, now, out);
+      if (m.cfg().overlap) {
+        out.push_back(m.finished_record(slot, now));
+        m.finished_pending.push_back(slot);
+      } else {
+        m.finish_request(slot, now, out);
+      }
       continue;
     }
     m.running[keep++] = slot;

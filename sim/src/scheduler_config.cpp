@@ -12,6 +12,7 @@ std::string_view scheduler_kind_name(SchedulerKind kind) {
     case SchedulerKind::kOrca: return "orca";
     case SchedulerKind::kVllm: return "vllm";
     case SchedulerKind::kSglang: return "sglang";
+    case SchedulerKind::kTrtllm: return "trtllm";
   }
   return "?";
 }
@@ -21,7 +22,18 @@ SchedulerKind parse_scheduler_kind(std::string_view text) {
   if (text == "orca") return SchedulerKind::kOrca;
   if (text == "vllm") return SchedulerKind::kVllm;
   if (text == "sglang") return SchedulerKind::kSglang;
-  throw ConfigError(fmt::format("scheduler: value '{}' must be one of static, orca, vllm, sglang", text));
+  if (text == "trtllm") return SchedulerKind::kTrtllm;
+  throw ConfigError(fmt::format("scheduler: value '{}' must be one of static, orca, vllm, sglang, trtllm", text));
+}
+
+std::string_view capacity_policy_name(CapacityPolicy policy) {
+  return policy == CapacityPolicy::kMaxUtilization ? "max_utilization" : "guaranteed_no_evict";
+}
+
+CapacityPolicy parse_capacity_policy(std::string_view text) {
+  if (text == "guaranteed_no_evict") return CapacityPolicy::kGuaranteedNoEvict;
+  if (text == "max_utilization") return CapacityPolicy::kMaxUtilization;
+  throw ConfigError(fmt::format("capacity-scheduler-policy: value '{}' must be guaranteed_no_evict or max_utilization", text));
 }
 
 std::string_view preemption_mode_name(PreemptionMode mode) {
@@ -44,6 +56,12 @@ void validate(const SchedulerConfig& c) {
     throw ConfigError(fmt::format("max-num-batched-tokens: {} must be >= max-model-len={} without chunked "
                                   "prefill (a whole prompt must fit in one step)",
                                   c.max_num_batched_tokens, c.max_model_len));
+  }
+  if (c.max_prefill_tokens < 1) {
+    throw ConfigError(fmt::format("max-prefill-tokens: {} must be >= 1", c.max_prefill_tokens));
+  }
+  if (c.kind == SchedulerKind::kTrtllm && c.preemption == PreemptionMode::kSwap) {
+    throw ConfigError("preemption: swap is vLLM V0's; scheduler trtllm pauses requests and recomputes them (use recompute)");
   }
   const SpecDecodeConfig& s = c.spec;
   if (s.draft_tokens < 0 || s.draft_tokens > 16) {

@@ -97,8 +97,9 @@ struct Fitted {
 
 // kvplan_validate_serving --fit-overheads printed these lines (2026-12-03, after the fused-MoE
 // class with routing skew, the NCCL-fitted collectives and DeepEP dispatch/combine of issue 23;
-// tests/CMakeLists.txt's ValidateServing test fails when they go stale).
-constexpr Fitted kSglang{100'512'000, 0, 0.0309, 326'000, 1.082, 1.082,
+// SGLang's refitted 2026-12-06 with `--engine sglang --fit-overheads` after issue 26's scheduler
+// rules (overlap scheduler); tests/CMakeLists.txt's ValidateServing test fails when they go stale).
+constexpr Fitted kSglang{100'512'000, 0, 0.0325, 289'000, 1.081, 1.081,
     "SGLang, burst bench client: 34 fit rows at concurrency 16-128 per instance (qwen3-32b)"};
 constexpr Fitted kTrtllm{102'487'000, 0, 0.0551, 994'000, 0.927, 0.927,
     "TensorRT-LLM, staggered bench client: 228 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-8b, qwen3-235b-a22b-fp8, qwen3-32b)"};

@@ -37,11 +37,17 @@ TEST(SettingRelevance, EveryMemoryKnobBelongsToItsEngine) {
   EXPECT_FALSE(applies("free-gpu-memory-fraction", s));
   // SGLang's scheduler chunks and batches tokens: the batch limit is read by the simulation.
   EXPECT_TRUE(applies("max-num-batched-tokens", s));
+  // Its scheduler's own knobs (sim/src/policy_sglang.cpp), not TensorRT-LLM's.
+  EXPECT_TRUE(applies("enable-mixed-chunk", s));
+  EXPECT_TRUE(applies("max-prefill-tokens", s));
+  EXPECT_FALSE(applies("capacity-scheduler-policy", s));
 
   s.engine.name = Engine::kTrtllm;
   EXPECT_TRUE(applies("free-gpu-memory-fraction", s));
   EXPECT_FALSE(applies("mem-fraction-static", s));
   EXPECT_FALSE(applies("gpu-memory-utilization", s));
+  EXPECT_TRUE(applies("capacity-scheduler-policy", s));
+  EXPECT_FALSE(applies("enable-mixed-chunk", s));
 
   // Static batching: no token budget in memory or in its scheduler, and no chunked prefill...
   s.engine.name = Engine::kStatic;

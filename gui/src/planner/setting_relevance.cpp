@@ -23,6 +23,7 @@ sim::SchedulerKind scheduler_of(const Scenario& s) {
   switch (s.engine.name) {
     case Engine::kStatic: return sim::SchedulerKind::kStatic;
     case Engine::kSglang: return sim::SchedulerKind::kSglang;
+    case Engine::kTrtllm: return sim::SchedulerKind::kTrtllm;
     default: return sim::SchedulerKind::kVllm;
   }
 }
@@ -117,6 +118,11 @@ const std::array kRules = {
     // free_gpu_memory_fraction of the memory free after loading.
     Rule{"mem-fraction-static", [](const Scenario& s) { return s.engine.name == Engine::kSglang; }},
     Rule{"free-gpu-memory-fraction", [](const Scenario& s) { return s.engine.name == Engine::kTrtllm; }},
+    // Read only by the scheduler of their engine (sim/src/policy_sglang.cpp, policy_trtllm.cpp).
+    Rule{"enable-mixed-chunk", [](const Scenario& s) { return scheduler_of(s) == sim::SchedulerKind::kSglang; }},
+    Rule{"max-prefill-tokens", [](const Scenario& s) { return scheduler_of(s) == sim::SchedulerKind::kSglang; }},
+    Rule{"capacity-scheduler-policy",
+         [](const Scenario& s) { return scheduler_of(s) == sim::SchedulerKind::kTrtllm; }},
     // Read by vLLM's profiling pass and TensorRT-LLM's activation estimate, and by every simulated
     // scheduler but static (which batches whole prompts).
     Rule{"max-num-batched-tokens",

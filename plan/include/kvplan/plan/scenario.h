@@ -69,6 +69,10 @@ struct EngineSettings {
   // The simulated scheduler.
   std::optional<sim::SchedulerKind> scheduler;  // nullopt: the engine's
   std::optional<bool> chunked_prefill;          // nullopt: on unless the scheduler reserves
+  std::optional<bool> overlap_schedule;         // nullopt: the engine's (simulate.cpp)
+  bool enable_mixed_chunk = false;              // SGLang --enable-mixed-chunk
+  int64_t max_prefill_tokens = 16384;           // SGLang --max-prefill-tokens
+  sim::CapacityPolicy capacity_scheduler_policy = sim::CapacityPolicy::kGuaranteedNoEvict;  // TensorRT-LLM
   sim::PreemptionMode preemption = sim::PreemptionMode::kRecompute;
   double swap_space_gib = 0;                    // host memory per GPU for swapped KV
   double watermark = 0;

@@ -114,6 +114,7 @@ struct StepExplanation {
   std::string weights_note;
   std::vector<std::string> sources;  // per operator class: where its numbers come from
   bool cuda_graphs = false;          // this step replays a CUDA graph
+  bool piecewise_graphs = false;     // a step with prefill: everything but attention replays graphs
 };
 // Throws ConfigError for a step with no work or out of range.
 StepExplanation explain_step(const Scenario& scenario, const StepShape& shape);

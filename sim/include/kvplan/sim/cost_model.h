@@ -38,8 +38,17 @@ namespace kvplan::sim {
 
 // PrefillChunk and StepWork are declared in step_timer.h.
 
+// How a step with prefill tokens runs when CUDA graphs are on (decode-only steps always replay a
+// full graph).
+enum class MixedStepGraphs {
+  kEager,      // every kernel launched (SGLang's extend batches, TensorRT-LLM's context steps)
+  kPiecewise,  // everything but attention replays graphs; attention launched (vLLM V1's piecewise
+               // graphs, CUDAGraphMode PIECEWISE / FULL_AND_PIECEWISE: vllm/config/compilation.py)
+};
+
 struct CostOptions {
   bool cuda_graphs = true;  // decode-only steps replay a CUDA graph: no per-kernel launch overhead
+  MixedStepGraphs mixed_step_graphs = MixedStepGraphs::kEager;
   bool memoise = true;
   // How the weights are stored: bytes read per GEMM, and the tensor-core rate of W8A8 / W4A4
   // GEMMs (gemm_compute_dtype for this GPU). run_simulation sets it from ServingConfig::weights.
