@@ -482,3 +482,37 @@ TEST(SimCli, ArrivalsBeyondTheTimeLimitAreBadInputNotAnOverflow) {
   expect_bad_input("simulate --rate 1e-9 --num-requests 200", {"rate=1e-09", "beyond the simulator's limit"});
   expect_bad_input("simulate --rate 1e-9 --num-requests 200 --arrivals constant", {"rate=1e-09", "request 3 of 200"});
 }
+
+TEST(SimCli, DisaggregatedDeepSeekR1TtftIncludesTheKvTransferAndNamesItsSource) {
+  // DeepSeek-R1 on H200: one prefill engine and one decode engine of TP 8 with experts spread (16
+  // GPUs: two HGX boards, so the default link is RDMA at one ConnectX-7 port's 400 Gb/s = 50 GB/s
+  // per GPU). One 8,192-token prompt: each TP rank holds the whole MLA latent, (512 + 64) x 2 bytes
+  // x 61 layers = 70,272 bytes per token, so each GPU sends 8,192 x 70,272 = 575,668,224 bytes:
+  // 575,668,224 / 50e9 s = 11.51336448 ms (11,513,365 ns, ceil to the ns).
+  const std::string args = "simulate --model deepseek-r1 --gpu h200 --tensor-parallel-size 8 --enable-expert-parallel "
+                           "--prefill-replicas 1 --decode-replicas 1 --rate 1 --num-requests 1 "
+                           "--prompt-lengths fixed:8192 --output-lengths fixed:16 --seed 1";
+  Result j = run(args + " --json");
+  ASSERT_EQ(j.status, 0) << j.out;
+  const nlohmann::json s = json_of(j.out);
+  const nlohmann::json& t = s["kv_transfer"];
+  EXPECT_EQ(t["link"], "RDMA");
+  EXPECT_DOUBLE_EQ(t["bytes_per_s_per_gpu"].get<double>(), 50e9);
+  EXPECT_NE(t["source"].get<std::string>().find("ConnectX-7"), std::string::npos) << t;
+  EXPECT_EQ(t["transfers"].get<int64_t>(), 1);
+  EXPECT_EQ(t["bytes_per_gpu"].get<int64_t>(), 575'668'224);
+  EXPECT_NEAR(t["mean_ms"].get<double>(), 11.513365, 1e-9);
+  EXPECT_EQ(t["in_ttft"], true);
+  // The first token comes after the transfer: TTFT = prefill (> 0) + 11.51 ms.
+  EXPECT_GT(s["summary"]["ttft_ms"]["mean"].get<double>(), 11.513365);
+  Result text = run(args);
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("KV transfer prefill -> decode (in TTFT): 1 transfers, mean 11.51 ms over RDMA 50.0 GB/s per "
+                          "GPU (datasheet: one NVIDIA ConnectX-7 port per GPU"),
+            std::string::npos)
+      << text.out;
+}
+
+TEST(SimCli, PrefillPoolParallelismWithoutDisaggregationIsBadInput) {
+  expect_bad_input("simulate --prefill-tensor-parallel-size 2", {"--prefill-replicas"});
+}
