@@ -7,11 +7,13 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "serving_split.h"
 
 namespace kvplan::bench {
 
@@ -144,6 +146,7 @@ const std::map<std::string, std::string>& model_presets() {
       {"Qwen/Qwen3-235B-A22B-FP8", "qwen3-235b-a22b-fp8"},
       {"openai/gpt-oss-120b", "gpt-oss-120b"},
       {"deepseek-ai/DeepSeek-R1", "deepseek-r1"},
+      {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
       {"Qwen/Qwen2-7B-Instruct", "qwen2-7b"},
       {"meta-llama/Llama-3.3-70B-Instruct", "llama-3.3-70b"},
       {"meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"},  // the chat fine-tune: the same architecture
@@ -151,21 +154,23 @@ const std::map<std::string, std::string>& model_presets() {
   return m;
 }
 
-// The families added in issue 24. They are run on the H200 file only (validate_serving --gpu h200,
-// shipped defaults, no fit), so the H100 fit that chose the shipped serving terms stays the same.
+// The families added in issue 24 (run on both GPUs' files since issue 26; the name is history).
 const std::map<std::string, std::string>& new_family_presets() {
   static const std::map<std::string, std::string> m = {
       {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"},
       {"moonshotai/Kimi-K2.5", "kimi-k2.5"},
       {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b"},
       {"zhipuai/GLM-5", "glm-5-fp8"},  // rows: fp8 gemm, fp8_block MoE: the FP8 release
+      // NVIDIA's per-tensor FP8 checkpoint of Llama-3.1-8B (ModelOpt): the bf16 preset with
+      // --quantization fp8 (the same weight bytes and GEMM format; noted per row).
+      {"nvidia/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b"},
   };
   return m;
 }
 
 // Presets whose checkpoint carries its own quantization_config (fp8 block, MXFP4): kvplan uses it.
 bool preset_is_quantized(const std::string& preset) {
-  return preset == "qwen3-235b-a22b-fp8" || preset == "gpt-oss-120b" || preset == "deepseek-r1" ||
+  return preset == "qwen3-235b-a22b-fp8" || preset == "gpt-oss-120b" || preset == "deepseek-r1" || preset == "deepseek-v3" ||
          preset == "minimax-m2.5" || preset == "kimi-k2.5" || preset == "glm-5-fp8";
 }
 
@@ -176,7 +181,7 @@ void bench_flags(ServingCase& c, int64_t num_prompts) {
   c.sim_flags["random-input-len"] = std::to_string(c.isl);
   c.sim_flags["random-output-len"] = std::to_string(c.osl);
   c.sim_flags["seed"] = std::to_string(1);  // (a literal trips GCC 12 -Wrestrict)
-  if (c.replicas > 1) {
+  if (c.replicas > 1 && c.deployment != "disagg") {
     c.sim_flags["replicas"] = std::to_string(c.replicas);
     c.sim_flags["router"] = "least-outstanding";
   }
@@ -193,16 +198,130 @@ std::string ServingCase::command() const {
   return out;
 }
 
-std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu,
-                                                 bool new_families) {
+namespace {
+
+// One pool's parallelism as aiconfigurator's columns give it (prefix "" for agg rows, "prefill_" or
+// "decode_" for the pools of a disaggregated row). Its GPUs are tp x attention_dp = moe_tp x moe_ep
+// (e.g. DeepSeek-R1 on 8 H200s with attention DP: tp 1, attention_dp 8, moe_tp 1, moe_ep 8); a 0 or
+// empty size is one.
+struct PoolColumns {
+  int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1;
+  int64_t workers = -1;  // engine instances of the pool (disagg; -1: not recorded)
+  bool moe_recorded = true;  // false: the MoE columns are 0 (vLLM disagg rows: not recorded)
+  bool operator==(const PoolColumns& o) const {
+    return tp == o.tp && pp == o.pp && attention_dp == o.attention_dp && moe_tp == o.moe_tp && moe_ep == o.moe_ep;
+  }
+  std::string describe() const {
+    return fmt::format("tp {} pp {} attention-dp {} moe tp {} ep {}", tp, pp, attention_dp, moe_tp, moe_ep);
+  }
+};
+
+PoolColumns pool_columns(const Record& r, const std::string& prefix, const std::string& path) {
+  PoolColumns p;
+  p.tp = std::max<int64_t>(1, leading_int(field(r, prefix + "tp_size", path)));
+  p.pp = std::max<int64_t>(1, leading_int(field(r, prefix + "pp_size", path)));
+  p.attention_dp = std::max<int64_t>(1, leading_int(field(r, prefix + "attention_dp_size", path)));
+  p.moe_recorded = field(r, prefix + "moe_tp_size", path) != "0" && field(r, prefix + "moe_ep_size", path) != "0";
+  p.moe_tp = std::max<int64_t>(1, leading_int(field(r, prefix + "moe_tp_size", path)));
+  p.moe_ep = std::max<int64_t>(1, leading_int(field(r, prefix + "moe_ep_size", path)));
+  if (!prefix.empty()) p.workers = leading_int(field(r, prefix + "num_workers", path));
+  return p;
+}
+
+// The pool as kvplan flags (tensor/pipeline/data parallel sizes, expert parallelism), or why it has
+// none. Attention DP D: kvplan's --data-parallel-size D, one engine instance per DP rank, experts
+// over all tp x D GPUs (--enable-expert-parallel). MoE TP x EP hybrids (moe_tp > 1 and moe_ep > 1)
+// have no kvplan form: its expert parallelism spreads whole experts over all GPUs.
+std::string pool_flags(const PoolColumns& p, bool moe_model, plan::SettingValues& flags) {
+  flags["tensor-parallel-size"] = std::to_string(p.tp);
+  if (p.pp > 1) flags["pipeline-parallel-size"] = std::to_string(p.pp);
+  if (p.attention_dp > 1) flags["data-parallel-size"] = std::to_string(p.attention_dp);
+  const int64_t gpus = p.tp * p.attention_dp;
+  if (!moe_model) {
+    if (p.attention_dp > 1) return fmt::format("attention DP {} on a dense model", p.attention_dp);
+    return "";
+  }
+  if (!p.moe_recorded && p.attention_dp > 1) {
+    return fmt::format("attention DP {} with the MoE split not recorded (moe tp/ep columns 0)", p.attention_dp);
+  }
+  if (p.moe_tp > 1 && p.moe_ep > 1) {
+    return fmt::format("MoE split tp {} x ep {} (kvplan's EP spreads whole experts over all GPUs)", p.moe_tp, p.moe_ep);
+  }
+  if (p.moe_ep > 1) {
+    if (p.moe_ep != gpus) return fmt::format("MoE ep {} differs from the {} GPUs of tp {} x attention DP {}", p.moe_ep,
+                                             gpus, p.tp, p.attention_dp);
+    flags["enable-expert-parallel"] = "true";
+  } else if (p.attention_dp > 1) {
+    return fmt::format("attention DP {} with MoE tp {} (kvplan's DP spreads whole experts over all GPUs)",
+                       p.attention_dp, p.moe_tp);
+  }
+  return "";
+}
+
+// A disaggregated row as kvplan's prefill and decode pools (simulation.h's ClusterConfig): P prefill
+// and D decode engine instances (an attention-DP worker of DP size N is N instances), the KV moved
+// between them over the link kvplan's default picks (sim/kv_transfer.h: NVLink when both pools fit
+// one scale-up domain, else RDMA at the ConnectX-7 line rate). Sets why_not when the row cannot
+// be run that way.
+void disagg_flags(ServingCase& c, const PoolColumns& prefill, const PoolColumns& decode, bool moe);
+
+bool is_moe_preset(const std::string& preset) {
+  static const std::set<std::string> moe = {"qwen3-235b-a22b-fp8", "gpt-oss-120b", "deepseek-r1", "deepseek-v3", "minimax-m2.5",
+                                            "kimi-k2.5",          "glm-5-fp8",    "qwen3.5-397b-a17b"};
+  return moe.count(preset) > 0;
+}
+
+void disagg_flags(ServingCase& c, const PoolColumns& prefill, const PoolColumns& decode, bool moe) {
+  if (prefill.workers <= 0 || decode.workers <= 0) {
+    // The prefill pool's size sets how long prompts queue, so TTFT cannot be reproduced without it.
+    c.why_not = "prefill/decode worker counts not recorded (prefill_num_workers, decode_num_workers empty)";
+    c.excluded = true;
+    return;
+  }
+  plan::SettingValues prefill_flags;
+  std::string why = pool_flags(decode, moe, c.memory_flags);
+  if (why.empty()) why = pool_flags(prefill, moe, prefill_flags);
+  if (!why.empty()) {
+    c.why_not = "disagg: " + why;
+    return;
+  }
+  if (!(prefill == decode)) {
+    // The prefill pool's own parallelism (kvplan's --prefill-* flags; sim ClusterConfig::prefill_parallel).
+    c.sim_flags["prefill-tensor-parallel-size"] = std::to_string(prefill.tp);
+    c.sim_flags["prefill-data-parallel-size"] = std::to_string(prefill.attention_dp);
+    c.sim_flags["prefill-expert-parallel"] = prefill_flags.count("enable-expert-parallel") ? "true" : "false";
+    if (prefill.pp != decode.pp) {
+      c.why_not = fmt::format("disagg: prefill pp {} differs from decode pp {} (kvplan's pools share the pipeline split)",
+                              prefill.pp, decode.pp);
+      return;
+    }
+  }
+  const int64_t prefill_instances = prefill.workers * prefill.attention_dp;
+  const int64_t decode_instances = decode.workers * decode.attention_dp;
+  c.sim_flags["prefill-replicas"] = std::to_string(prefill_instances);
+  c.sim_flags["decode-replicas"] = std::to_string(decode_instances);
+  c.sim_flags["router"] = "least-outstanding";
+  c.replicas = decode_instances;
+  add_note(c, fmt::format("disagg: {} prefill worker(s) of {} and {} decode worker(s) of {}; KV over kvplan's default "
+                          "link; MTP not recorded in the row (run without)",
+                          prefill.workers, prefill.describe(), decode.workers, decode.describe()));
+}
+
+}  // namespace
+
+std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu) {
   std::vector<ServingCase> out;
   for (const Record& r : read_csv(path)) {
-    if (field(r, "mode", path) != "agg") continue;
+    const std::string& mode = field(r, "mode", path);
+    if (mode != "agg" && mode != "disagg") {
+      throw ConfigError(fmt::format("{}: row {}: mode '{}' is neither agg nor disagg", path, field(r, "id", path), mode));
+    }
     ServingCase c;
     c.id = field(r, "id", path);
     c.source = "aiconfigurator silicon_sample.csv (" + field(r, "silicon_data_source", path) + ")";
     c.engine = field(r, "backend", path);
     c.model = field(r, "model_path", path);
+    c.sweep_key = aiconfigurator_sweep_key(r);
     const std::string& system = field(r, "system", path);
     if (system == "h100_sxm") {
       c.gpu = "h100-sxm";
@@ -220,15 +339,15 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     c.measured_ttft_ms = to_double(field(r, "silicon_ttft_ms", path));
     c.measured_tpot_ms = to_double(field(r, "silicon_tpot_ms", path));
     const std::string& src = field(r, "silicon_data_source", path);
-    const int64_t batch = leading_int(field(r, "batch_size", path));
+    const bool disagg = mode == "disagg";
+    const int64_t batch = leading_int(field(r, disagg ? "decode_batch_size" : "batch_size", path));
     const std::string conc_text = number_after(src, "silicon_concurrency");
     c.concurrency = conc_text.empty() ? batch : leading_int(conc_text);
     if (conc_text.empty()) add_note(c, fmt::format("no silicon_concurrency: concurrency = batch_size {}", batch));
-    const int64_t tp = std::max<int64_t>(1, leading_int(field(r, "tp_size", path)));
-    const int64_t pp = std::max<int64_t>(1, leading_int(field(r, "pp_size", path)));
-    const int64_t att_dp = std::max<int64_t>(1, leading_int(field(r, "attention_dp_size", path)));
-    const int64_t moe_tp = std::max<int64_t>(1, leading_int(field(r, "moe_tp_size", path)));
-    const int64_t moe_ep = std::max<int64_t>(1, leading_int(field(r, "moe_ep_size", path)));
+    const PoolColumns agg = pool_columns(r, "", path);
+    const PoolColumns prefill = disagg ? pool_columns(r, "prefill_", path) : PoolColumns{};
+    const PoolColumns decode = disagg ? pool_columns(r, "decode_", path) : PoolColumns{};
+    c.deployment = disagg ? "disagg" : agg.attention_dp > 1 ? "attention DP" : "agg";
 
     const auto known = model_presets().find(c.model);
     const auto added = new_family_presets().find(c.model);
@@ -237,12 +356,6 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
                                                                          : nullptr;
     if (preset_id == nullptr) {
       c.why_not = fmt::format("no kvplan model preset for {}", c.model);
-      out.push_back(std::move(c));
-      continue;
-    }
-    if (!new_families && added != new_family_presets().end()) {
-      c.why_not = fmt::format("{} (issue 24 family): validated on the H200 file with the shipped terms, kept out of "
-                              "this fit", c.model);
       out.push_back(std::move(c));
       continue;
     }
@@ -261,8 +374,15 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
                               precision.empty() ? "-" : precision, gemm.empty() ? "-" : gemm));
     } else if (precision.empty()) {
       // bf16, the checkpoint's own dtype (README 1e: empty precision = native bf16, inference).
-    } else if (precision == "fp8" && (gemm == "fp8" || gemm.empty())) {
+    } else if (precision == "fp8" && (gemm == "fp8" || gemm == "fp8_block" || gemm.empty())) {
       c.memory_flags["quantization"] = "fp8";
+      if (gemm == "fp8_block") {
+        add_note(c, "fp8_block GEMMs run as per-tensor fp8 (kvplan has no block-scaled fp8 GEMM variant): the same "
+                    "weight bytes up to the scales");
+      }
+      if (c.model == "nvidia/Llama-3.1-8B-Instruct-FP8") {
+        add_note(c, "NVIDIA's FP8 checkpoint run as the bf16 preset with --quantization fp8 (per-tensor W8A8)");
+      }
       if (field(r, "moe_quant_mode", path) == "fp8_block") {
         add_note(c, "fp8_block experts run as per-tensor fp8 (no FP8-checkpoint preset): same bytes up to the scales");
       }
@@ -275,30 +395,22 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
       c.why_not = fmt::format("precision {} / gemm {} has no kvplan --quantization", precision, gemm);
     }
 
-    // Parallelism. Attention DP D: kvplan's --data-parallel-size D with experts spread over every
-    // GPU (--enable-expert-parallel), one replica per DP rank. MoE TP x EP hybrids (moe_tp > 1 and
-    // moe_ep > 1) have no kvplan form: its expert parallelism spreads whole experts over all GPUs.
-    c.memory_flags["tensor-parallel-size"] = std::to_string(tp / att_dp);
-    if (pp > 1) c.memory_flags["pipeline-parallel-size"] = std::to_string(pp);
-    if (moe_tp > 1 && moe_ep > 1) {
-      if (c.why_not.empty()) c.why_not = fmt::format("MoE split tp {} x ep {} (kvplan's EP spreads whole experts over all GPUs)", moe_tp, moe_ep);
-    } else if (att_dp > 1) {
-      if (moe_ep != tp && c.why_not.empty()) {
-        c.why_not = fmt::format("attention DP {} with MoE tp {} ep {} (kvplan's DP needs experts over all {} GPUs)",
-                                att_dp, moe_tp, moe_ep, tp);
+    const bool moe = is_moe_preset(*preset_id);
+    if (!disagg) {
+      const std::string why = pool_flags(agg, moe, c.memory_flags);
+      if (c.why_not.empty()) c.why_not = why;
+      c.replicas = agg.attention_dp;  // one engine instance per attention-DP rank
+      if (agg.attention_dp > 1) {
+        add_note(c, fmt::format("attention DP {}: {} engine instances of tp {}", agg.attention_dp, agg.attention_dp, agg.tp));
       }
-      c.memory_flags["data-parallel-size"] = std::to_string(att_dp);
-      c.memory_flags["enable-expert-parallel"] = "true";
-      c.replicas = att_dp;
-    } else if (moe_ep > 1) {
-      if (moe_ep != tp && c.why_not.empty()) c.why_not = fmt::format("MoE ep {} differs from tp {}", moe_ep, tp);
-      c.memory_flags["enable-expert-parallel"] = "true";
-    }
-    // Several engine instances behind one endpoint: concurrency = replicas x batch_size.
-    if (att_dp == 1 && batch > 0 && c.concurrency > batch && c.concurrency % batch == 0) {
-      c.replicas = c.concurrency / batch;
-      add_note(c, fmt::format("{} replicas of batch {} (silicon_concurrency {} / batch_size {})", c.replicas, batch,
-                              c.concurrency, batch));
+      // Several engine instances behind one endpoint: concurrency = replicas x batch_size.
+      if (agg.attention_dp == 1 && batch > 0 && c.concurrency > batch && c.concurrency % batch == 0) {
+        c.replicas = c.concurrency / batch;
+        add_note(c, fmt::format("{} replicas of batch {} (silicon_concurrency {} / batch_size {})", c.replicas, batch,
+                                c.concurrency, batch));
+      }
+    } else if (c.why_not.empty()) {
+      disagg_flags(c, prefill, decode, moe);
     }
     if (c.isl <= 0 || c.osl <= 0 || c.concurrency <= 0) {
       if (c.why_not.empty()) c.why_not = "missing isl, osl or concurrency";

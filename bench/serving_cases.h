@@ -28,6 +28,13 @@ struct ServingCase {
   double measured_ttft_ms = 0, measured_tpot_ms = 0;
   std::string notes;        // approximations kvplan makes for this row
   std::string why_not;      // non-empty: kvplan cannot express the run (the reason)
+  // The run's record rules out what it claims (a closed-loop steady state contradicting its own
+  // sweep, serving_consistency.h) or lacks what a run needs (prefill/decode worker counts): the
+  // measurement, not kvplan, is at fault. Such rows are listed, not scored (why_not says why).
+  // Every other row with a why_not is one kvplan refuses: scored as a miss (serving_errors.h).
+  bool excluded = false;
+  std::string sweep_key;    // the columns that name the run's sweep (serving_split.h); "" for public runs
+  std::string deployment = "agg";  // agg | attention DP | disagg (prefill/decode disaggregated)
   // The run as kvplan settings by flag (memory flags pick model/GPU/engine/parallelism; simulation
   // flags the client). Overhead flags are added by the caller.
   plan::SettingValues memory_flags, sim_flags;
@@ -37,14 +44,11 @@ struct ServingCase {
   std::string command() const;
 };
 
-// Every mode=agg row of aiconfigurator's silicon_sample.csv (H100 SXM). Throws ConfigError when
-// the file cannot be read or lacks a column.
-// Each row's GPU is its `system` column (h100_sxm, h200_sxm); `gpu`, when not empty, is the preset
-// every row must have run on (a ConfigError otherwise). `new_families`: also run
-// the families added in issue 24 (MiniMax-M2.5, Kimi-K2.5, Qwen3.5, GLM-5); otherwise their rows
-// are left out with a reason.
-std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu = "",
-                                                 bool new_families = false);
+// Every row (mode=agg and mode=disagg) of aiconfigurator's silicon_sample.csv as shipped per GPU
+// (aiconfigurator_silicon_e2e_h100.csv, _h200.csv). Throws ConfigError when the file cannot be read
+// or lacks a column. Each row's GPU is its `system` column (h100_sxm, h200_sxm); `gpu`, when not
+// empty, is the preset every row must have run on (a ConfigError otherwise).
+std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu = "");
 
 // Every row of data/serving_measurements/public_runs.csv.
 std::vector<ServingCase> read_public_runs(const std::string& path);

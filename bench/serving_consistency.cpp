@@ -30,7 +30,8 @@ std::string sweep_key(const ServingCase& c) {
 void mark_inconsistent_runs(std::vector<ServingCase>& cases) {
   std::map<std::string, std::vector<const ServingCase*>> sweeps;
   for (const ServingCase& c : cases) {
-    if (c.why_not.empty() && !c.burst) sweeps[sweep_key(c)].push_back(&c);
+    // Disaggregated runs are not one closed loop over one engine's decode batch: not checked.
+    if (c.why_not.empty() && !c.burst && c.deployment != "disagg") sweeps[sweep_key(c)].push_back(&c);
   }
   std::map<const ServingCase*, std::string> reasons;  // decided on the unmodified rows
   for (const auto& [key, runs] : sweeps) {
@@ -49,7 +50,10 @@ void mark_inconsistent_runs(std::vector<ServingCase>& cases) {
   }
   for (ServingCase& c : cases) {
     auto it = reasons.find(&c);
-    if (it != reasons.end()) c.why_not = it->second;
+    if (it != reasons.end()) {
+      c.why_not = it->second;
+      c.excluded = true;  // the measurement, not kvplan, is at fault: listed, not scored
+    }
   }
 }
 

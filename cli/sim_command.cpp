@@ -104,7 +104,11 @@ std::string setup_text(const sim::SimulationConfig& c) {
   int32_t replicas = c.cluster.prefill_replicas > 0 ? c.cluster.prefill_replicas + c.cluster.decode_replicas
                                                     : c.cluster.replicas;
   std::string cluster = c.cluster.prefill_replicas > 0
-                            ? fmt::format("{} prefill + {} decode replicas", c.cluster.prefill_replicas, c.cluster.decode_replicas)
+                            ? fmt::format("{} prefill{} + {} decode replicas", c.cluster.prefill_replicas,
+                                          c.cluster.prefill_parallel
+                                              ? " (" + plan::parallel_text(*c.cluster.prefill_parallel) + ")"
+                                              : std::string(),
+                                          c.cluster.decode_replicas)
                             : fmt::format("{} replica{}", replicas, replicas > 1 ? "s" : "");
   return fmt::format("{} on {}, {}, {}; scheduler {}, KV {} ({}){}{}", c.model.name, c.gpu.name,
                      plan::parallel_text(c.parallel), cluster,
@@ -170,6 +174,11 @@ std::string result_text(const sim::SimulationConfig& c, const sim::SimulationRes
                      s.requests_per_s, s.output_tokens_per_s, s.total_tokens_per_s, s.duration_s);
   out += latency_table(s, r.latency_band);
   out += step_source_text(r.step_time_source, r.latency_band);
+  if (!r.kv_link.kind.empty()) {
+    out += fmt::format("KV transfer prefill -> decode (in TTFT): {} transfers, mean {:.2f} ms over {}\n", r.kv_transfers,
+                       r.kv_transfers > 0 ? sim::ns_to_ms(r.kv_transfer_ns_total) / static_cast<double>(r.kv_transfers) : 0.0,
+                       r.kv_link.describe());
+  }
   out += fmt::format("serving overheads in these latencies: {}\n", c.overheads.describe());
   double peak = 0, mean = 0;
   for (const auto& t : r.timeseries) {

@@ -31,21 +31,21 @@ done
 
 # The fit writes each profile whole, without the whole-model validation band that every answer on
 # that GPU carries. The band is measured against the new profile here, in the same command, so a
-# refit never drops it silently: rebuild (the profiles are embedded), measure and write the H100
-# band (the GPU with a whole-model set), rebuild again, and refuse to finish without it.
+# refit never drops it silently: rebuild (the profiles are embedded), measure and write the H100 and
+# H200 bands (the GPUs with a whole-model set), rebuild again, and refuse to finish without them.
 cmake --build "$build" -j "${KVPLAN_JOBS:-2}" --target kvplan kvplan_validate_serving >/dev/null
-"$build/bench/kvplan_validate_serving" --write-band > "$work/band.txt"
+"$build/bench/kvplan_validate_serving" --shipped-only --write-band > "$work/band.txt"
 # MI300X: no e2e set of its own; its band comes from the public runs on it (25 vLLM/SGLang runs of
 # two sources, data/serving_measurements/public_runs.csv), measured against the new profile.
 "$build/bench/kvplan_validate_serving" --public mi300x --write-band > "$work/band_mi300x.txt"
 cmake --build "$build" -j "${KVPLAN_JOBS:-2}" --target kvplan >/dev/null
-for gpu in h100-sxm mi300x; do
-  if ! grep -q '"ttft_p90_rel_error"' "$root/data/profiles/$gpu.json"; then
-    echo "fit_published_profiles: data/profiles/$gpu.json has no validation band after --write-band" >&2
+for banded in h100-sxm h200 mi300x; do
+  if ! grep -q '"ttft_p90_rel_error"' "$root/data/profiles/$banded.json"; then
+    echo "fit_published_profiles: data/profiles/$banded.json has no validation band after --write-band" >&2
     exit 1
   fi
 done
 grep -E "^wrote the band|DIFFERS" "$work/band.txt" "$work/band_mi300x.txt" || true
-echo "wrote $root/data/profiles/{h100-sxm,h200,b200,a100-80gb,l40s,mi300x}.json with the H100 and MI300X bands and rebuilt kvplan."
+echo "wrote $root/data/profiles/{h100-sxm,h200,b200,a100-80gb,l40s,mi300x}.json with the H100, H200 and MI300X bands and rebuilt kvplan."
 echo "If a line above says DIFFERS, the serving terms are stale: run build/bench/kvplan_validate_serving"
 echo "--fit-overheads, paste its lines into sim/src/serving_overheads.cpp, rebuild, and run this script again."

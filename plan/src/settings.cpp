@@ -167,8 +167,27 @@ std::vector<Setting> build_settings() {
       {.min = 0, .max = 4096}));
   t.push_back(number<&Scenario::hardware, &HardwareSettings::kv_link_gbps>(
       {"kv-link-gbps", "hardware", "kv_link_gbps", "GB/s per GPU",
-       "Link bandwidth for prefill -> decode KV transfers", "0 means the GPU's interconnect", kSim},
+       "Link bandwidth for prefill -> decode KV transfers",
+       "0 means NVLink when both pools fit one scale-up domain, else RDMA at 50 GB/s per GPU (ConnectX-7)", kSim},
       {.min = 0, .max = 1e6}));
+  t.push_back(integer<&Scenario::hardware, &HardwareSettings::prefill_tensor_parallel_size>(
+      {"prefill-tensor-parallel-size", "hardware", "prefill_tensor_parallel_size", "GPUs",
+       "Tensor-parallel GPUs of each prefill engine of a disaggregated deployment",
+       "0 means the decode pool's --tensor-parallel-size", kSim},
+      {.min = 0, .max = 4096}));
+  t.push_back(integer<&Scenario::hardware, &HardwareSettings::prefill_data_parallel_size>(
+      {"prefill-data-parallel-size", "hardware", "prefill_data_parallel_size", "engine ranks",
+       "Attention data-parallel ranks of the prefill pool's engines (each rank is one prefill replica)",
+       "0 means the decode pool's --data-parallel-size", kSim},
+      {.min = 0, .max = 4096}));
+  t.push_back(choice<&Scenario::hardware, &HardwareSettings::prefill_expert_parallel>(
+      {"prefill-expert-parallel", "hardware", "prefill_expert_parallel", "name",
+       "Whether the prefill pool spreads MoE experts over its tensor x data parallel GPUs",
+       "same means as the decode pool (--enable-expert-parallel)", kSim},
+      std::vector<Named<PoolExpertParallel>>{{"same", PoolExpertParallel::kSame},
+                                             {"true", PoolExpertParallel::kOn},
+                                             {"false", PoolExpertParallel::kOff}},
+      {"same", "true", "false"}));
 
   // ---- engine ----
   t.push_back(choice<&Scenario::engine, &EngineSettings::name>(

@@ -257,6 +257,21 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
   c.cluster.prefill_replicas = hw.prefill_replicas;
   c.cluster.decode_replicas = hw.decode_replicas;
   c.cluster.kv_link_bytes_per_s = hw.kv_link_gbps * 1e9;
+  if (hw.prefill_tensor_parallel_size > 0 || hw.prefill_data_parallel_size > 0 ||
+      hw.prefill_expert_parallel != PoolExpertParallel::kSame) {
+    if (hw.prefill_replicas == 0) {
+      throw ConfigError("--prefill-tensor-parallel-size, --prefill-data-parallel-size and --prefill-expert-parallel "
+                        "set the prefill pool of a disaggregated deployment: add --prefill-replicas and "
+                        "--decode-replicas");
+    }
+    Parallelism p = c.parallel;
+    if (hw.prefill_tensor_parallel_size > 0) p.tensor_parallel = hw.prefill_tensor_parallel_size;
+    if (hw.prefill_data_parallel_size > 0) p.data_parallel = hw.prefill_data_parallel_size;
+    if (hw.prefill_expert_parallel != PoolExpertParallel::kSame) {
+      p.expert_parallel = hw.prefill_expert_parallel == PoolExpertParallel::kOn;
+    }
+    c.cluster.prefill_parallel = p;
+  }
 
   sim::WorkloadConfig& w = c.workload;
   const EffectiveWorkload ew = effective_workload(wl);  // the preset fills what is not given

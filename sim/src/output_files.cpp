@@ -206,6 +206,15 @@ nlohmann::json summary_json(const SimulationConfig& c, const SimulationResult& r
                        {"validated", r.latency_band.ttft_p90_rel_error > 0 || r.latency_band.tpot_p90_rel_error > 0},
                        {"how", r.latency_band.how}};
   j["cost_sources"] = r.cost_sources;
+  if (!r.kv_link.kind.empty()) {
+    j["kv_transfer"] = {{"link", r.kv_link.kind},
+                        {"bytes_per_s_per_gpu", r.kv_link.bytes_per_s},
+                        {"source", r.kv_link.source},
+                        {"transfers", r.kv_transfers},
+                        {"bytes_per_gpu", r.kv_transfer_bytes_total},
+                        {"mean_ms", r.kv_transfers > 0 ? ns_to_ms(r.kv_transfer_ns_total) / static_cast<double>(r.kv_transfers) : 0.0},
+                        {"in_ttft", true}};
+  }
   j["notes"] = r.notes;
   return j;
 }

@@ -65,11 +65,16 @@ TimeNs prompt_prefill_ns(StepTimer& timer, int64_t prompt_tokens) {
 
 namespace {
 
-// Fitted by bench/validate_serving.cpp (kvplan_validate_serving) on the fit half of the mode=agg
-// rows of data/measurements/aiconfigurator_silicon_e2e_h100.csv (NVIDIA's silicon_sample.csv, H100
-// SXM, every run with CUDA graphs), simulated with kvplan's default step costs: the published
-// h100-sxm profile (data/profiles/h100-sxm.json) and the engines' custom all-reduce
-// (core/custom_all_reduce.h). Per engine and bench start rule:
+// Fitted by bench/validate_serving.cpp (kvplan_validate_serving) on the fit half, split by sweep
+// (bench/serving_split.h), of every row (agg, attention DP, disaggregated) of
+// data/measurements/aiconfigurator_silicon_e2e_h100.csv and _h200.csv together (NVIDIA's
+// silicon_sample.csv, H100 and H200 SXM, every run with CUDA graphs): one set of terms per engine
+// for both GPUs, simulated with kvplan's default step costs: the published h100-sxm and h200
+// profiles (data/profiles/) and the engines' custom all-reduce (core/custom_all_reduce.h). SGLang's
+// terms (step time x 0.35 plus 8 ms per step) are the signature of a schedule kvplan does not yet
+// reproduce (SGLang's separate prefill and decode batches, issue 26 item 1), not a property of
+// SGLang's kernels: docs/benchmarks.md shows what they cost on the H100 rows. Per engine and bench
+// start rule:
 //   - step-time factor and step overhead: least squares of the relative TPOT error over the fit
 //     rows at concurrency <= 128 per engine instance (TPOT ~ factor x predicted + overhead; the
 //     overhead may not be negative); the prefill factor equals it (a separate one fitted with
@@ -107,8 +112,9 @@ constexpr Fitted kVllm{7'676'000, 0, 0.0753, 0, 1.103, 1.103,
     "vLLM, staggered bench client: 107 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-70b, qwen3-32b)"};
 
 OverheadTerm term(TimeNs ns, const Fitted& f) {
-  return OverheadTerm{ns, fmt::format("fitted on the aiconfigurator H100 e2e set, fit half, in-sample ({}; with the "
-                                      "published h100-sxm profile; kvplan_validate_serving)", f.what)};
+  return OverheadTerm{ns, fmt::format("fitted on the aiconfigurator H100 and H200 e2e sets, fit half by sweep, in-sample "
+                                      "({}; with the published h100-sxm and h200 profiles; kvplan_validate_serving)",
+                                      f.what)};
 }
 
 }  // namespace

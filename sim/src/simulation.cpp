@@ -13,6 +13,7 @@
 #include "kvplan/core/error.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/sim/event_queue.h"
+#include "kvplan/sim/kv_transfer.h"
 #include "kvplan/sim/offload_tier.h"
 #include "kvplan/sim/replica.h"
 #include "kvplan/sim/router.h"
@@ -48,6 +49,9 @@ void check_config(const SimulationConfig& c) {
   if (cl.prefill_replicas < 0 || cl.decode_replicas < 0 || (cl.prefill_replicas > 0) != (cl.decode_replicas > 0)) {
     throw ConfigError(fmt::format("cluster: prefill-replicas={} and decode-replicas={} must both be > 0 "
                                   "(disaggregated) or both 0", cl.prefill_replicas, cl.decode_replicas));
+  }
+  if (cl.prefill_parallel && cl.prefill_replicas == 0) {
+    throw ConfigError("cluster: a prefill pool parallelism needs a disaggregated deployment (prefill-replicas > 0)");
   }
   if (cl.prefill_replicas == 0 && cl.replicas < 1) {
     throw ConfigError(fmt::format("cluster: replicas={} must be >= 1", cl.replicas));
@@ -148,7 +152,10 @@ class Loop {
   std::unique_ptr<Router> router_;
   int32_t num_prefill_ = 0;  // disaggregated: replicas [0, P) prefill, [P, P + D) decode
   bool disaggregated_ = false;
-  double link_bytes_per_s_ = 0;
+  KvLink link_;
+  // Disaggregated with its own prefill parallelism: the prefill pool's layout and step costs.
+  std::unique_ptr<KvLayout> prefill_layout_;
+  std::shared_ptr<StepCostModel> prefill_cost_;
   std::vector<TimeNs> link_free_ns_;
   std::vector<bool> kick_pending_;  // per replica: a kKick event is queued
   std::vector<Transfer> transfers_;
@@ -239,11 +246,56 @@ void Loop::build() {
   num_prefill_ = disaggregated_ ? cfg_.cluster.prefill_replicas : 0;
   const int32_t total = disaggregated_ ? cfg_.cluster.prefill_replicas + cfg_.cluster.decode_replicas : cfg_.cluster.replicas;
   double pcie = cfg_.offload.pcie_bytes_per_s > 0 ? cfg_.offload.pcie_bytes_per_s : cfg_.gpu.pcie_bytes_per_s;
+  // The prefill pool's own parallelism: its memory plan, layout, KV capacity, limits and step costs.
+  const bool own_prefill_pool = disaggregated_ && cfg_.cluster.prefill_parallel &&
+                                !(cfg_.cluster.prefill_parallel->tensor_parallel == cfg_.parallel.tensor_parallel &&
+                                  cfg_.cluster.prefill_parallel->pipeline_parallel == cfg_.parallel.pipeline_parallel &&
+                                  cfg_.cluster.prefill_parallel->data_parallel == cfg_.parallel.data_parallel &&
+                                  cfg_.cluster.prefill_parallel->expert_parallel == cfg_.parallel.expert_parallel);
+  int64_t prefill_capacity = capacity;
+  SchedulerConfig prefill_sched = sched;
+  StepTimer* prefill_timer = timer_;
+  const Parallelism prefill_parallel = own_prefill_pool ? *cfg_.cluster.prefill_parallel : cfg_.parallel;
+  if (own_prefill_pool) {
+    validate_split(cfg_.model, prefill_parallel, cfg_.serving.weights);
+    const MemoryPlan pp = plan_memory(cfg_.model, cfg_.gpu, cfg_.scheme, prefill_parallel, cfg_.serving);
+    if (!pp.fits) {
+      throw ConfigError(fmt::format("scenario: the prefill pool ({} GPUs per engine) of {} on {} does not fit: {}",
+                                    prefill_parallel.tensor_parallel * prefill_parallel.pipeline_parallel,
+                                    cfg_.model.name, cfg_.gpu.name,
+                                    pp.problems.empty() ? std::string("no KV budget") : pp.problems.front()));
+    }
+    prefill_layout_ = std::make_unique<KvLayout>(build_kv_layout(cfg_.model, cfg_.scheme, prefill_parallel, pp.pipeline_stage));
+    prefill_capacity = cfg_.kv_policy == KvPolicy::kPaged ? pp.num_blocks * pp.block_bytes : pp.kv_budget_bytes;
+    prefill_sched = cfg_.scheduler;
+    if (prefill_sched.max_num_seqs <= 0) prefill_sched.max_num_seqs = pp.max_num_seqs;
+    if (prefill_sched.max_num_batched_tokens <= 0) prefill_sched.max_num_batched_tokens = pp.max_num_batched_tokens;
+    if (prefill_sched.max_model_len <= 0) prefill_sched.max_model_len = sched.max_model_len;
+    if (!prefill_sched.chunked_prefill) {
+      prefill_sched.max_num_batched_tokens = std::max(prefill_sched.max_num_batched_tokens, prefill_sched.max_model_len);
+    }
+    validate(prefill_sched);
+    if (!cfg_.step_timer) {
+      CostOptions cost = cfg_.cost;
+      cost.weights = cfg_.serving.weights;
+      prefill_cost_ = std::make_shared<StepCostModel>(cfg_.model, cfg_.gpu, cfg_.scheme, prefill_parallel, profile, cost);
+      prefill_timer = prefill_cost_.get();
+    }
+    result_.notes.push_back(fmt::format(
+        "prefill pool: {} engine(s) of tp {} pp {}{}{}, KV capacity {} bytes each; decode pool: {} engine(s) of tp {} "
+        "pp {}{}{}", cfg_.cluster.prefill_replicas, prefill_parallel.tensor_parallel, prefill_parallel.pipeline_parallel,
+        prefill_parallel.data_parallel > 1 ? fmt::format(" (one attention-DP rank of {})", prefill_parallel.data_parallel) : "",
+        prefill_parallel.expert_parallel ? fmt::format(", experts over {} GPUs", prefill_parallel.expert_parallel_size()) : "",
+        prefill_capacity, cfg_.cluster.decode_replicas, cfg_.parallel.tensor_parallel, cfg_.parallel.pipeline_parallel,
+        cfg_.parallel.data_parallel > 1 ? fmt::format(" (one attention-DP rank of {})", cfg_.parallel.data_parallel) : "",
+        cfg_.parallel.expert_parallel ? fmt::format(", experts over {} GPUs", cfg_.parallel.expert_parallel_size()) : ""));
+  }
   for (int32_t i = 0; i < total; ++i) {
+    const bool prefill_role = disaggregated_ && i < num_prefill_;
     KvManagerConfig kc;
     kc.policy = cfg_.kv_policy;
-    kc.capacity_bytes = capacity;
-    kc.layout = layout_.get();
+    kc.capacity_bytes = prefill_role ? prefill_capacity : capacity;
+    kc.layout = prefill_role && prefill_layout_ ? prefill_layout_.get() : layout_.get();
     kc.max_model_len = sched.max_model_len;
     kc.watermark = cfg_.watermark;
     kc.prefix_caching = cfg_.prefix_caching;
@@ -257,20 +309,28 @@ void Loop::build() {
     }
     ReplicaSetup setup;
     setup.index = i;
-    setup.role = !disaggregated_ ? ReplicaRole::kUnified : (i < num_prefill_ ? ReplicaRole::kPrefill : ReplicaRole::kDecode);
-    setup.scheduler = sched;
+    setup.role = !disaggregated_ ? ReplicaRole::kUnified : (prefill_role ? ReplicaRole::kPrefill : ReplicaRole::kDecode);
+    setup.scheduler = prefill_role ? prefill_sched : sched;
     setup.cache_prefixes = cfg_.prefix_caching;
-    setup.layout = layout_.get();
+    setup.layout = kc.layout;
     setup.seed = cfg_.seed;
     setup.step_overhead_ns = cfg_.overheads.step.ns;
     setup.step_factor = cfg_.overheads.step_factor.value;
     setup.prefill_step_factor = cfg_.overheads.prefill_step_factor.value;
-    replicas_.emplace_back(setup, make_kv_manager(kc), timer_, tier);
+    replicas_.emplace_back(setup, make_kv_manager(kc), prefill_role ? prefill_timer : timer_, tier);
   }
   router_ = std::make_unique<Router>(cfg_.cluster.router);
-  link_bytes_per_s_ = cfg_.cluster.kv_link_bytes_per_s > 0 ? cfg_.cluster.kv_link_bytes_per_s
-                      : cfg_.gpu.interconnect_bytes_per_s > 0 ? cfg_.gpu.interconnect_bytes_per_s
-                                                               : cfg_.gpu.pcie_bytes_per_s;
+  if (disaggregated_) {
+    // Every GPU of both pools: a replica is one engine instance (one attention-DP rank) of tp x pp GPUs.
+    const int64_t deployment_gpus =
+        int64_t{cfg_.cluster.prefill_replicas} * prefill_parallel.tensor_parallel * prefill_parallel.pipeline_parallel +
+        int64_t{cfg_.cluster.decode_replicas} * cfg_.parallel.tensor_parallel * cfg_.parallel.pipeline_parallel;
+    link_ = resolve_kv_link(cfg_.gpu, deployment_gpus, cfg_.cluster.kv_link_bytes_per_s);
+    result_.kv_link = link_;
+    result_.notes.push_back(fmt::format("KV transfer prefill -> decode: {}; the first token reaches the client once "
+                                        "the KV has arrived (TTFT includes the transfer; sim/kv_transfer.h)",
+                                        link_.describe()));
+  }
   link_free_ns_.assign(static_cast<size_t>(total), 0);
   kick_pending_.assign(static_cast<size_t>(total), false);
 
@@ -459,7 +519,11 @@ void Loop::on_step_done(int32_t replica) {
         t.request.record = c.record;
         t.request.kv_tokens = c.kv_tokens;
         TimeNs start = std::max(queue_.now(), link_free_ns_[static_cast<size_t>(replica)]);
-        TimeNs end = start + seconds_to_ns(static_cast<double>(c.kv_bytes) / link_bytes_per_s_);
+        const TimeNs transfer = kv_transfer_ns(c.kv_bytes, link_);
+        TimeNs end = start + transfer;
+        ++result_.kv_transfers;
+        result_.kv_transfer_ns_total += transfer;
+        result_.kv_transfer_bytes_total += c.kv_bytes;
         link_free_ns_[static_cast<size_t>(replica)] = end;
         queue_.push(Event{.time_ns = end, .kind = EventKind::kKvTransferDone, .target = replica, .payload = index});
         break;
@@ -472,6 +536,8 @@ void Loop::on_step_done(int32_t replica) {
 
 void Loop::on_transfer_done(int64_t index) {
   Transfer& t = transfers_[static_cast<size_t>(index)];
+  // The decode engine streams the first token once the KV is there (kv_transfer.h).
+  t.request.record.first_token_ns = queue_.now();
   replicas_[static_cast<size_t>(t.from)].release_transferred(t.request.spec.id);
   replicas_[static_cast<size_t>(t.to)].enqueue_prefilled(std::move(t.request), queue_.now());
   int32_t from = t.from, to = t.to;

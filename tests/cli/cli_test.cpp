@@ -481,10 +481,10 @@ TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
     }
   }
   EXPECT_EQ(custom, 2);
-  EXPECT_DOUBLE_EQ(e["engine_step_time_factor"].get<double>(), 1.103);  // vLLM's fitted default
+  EXPECT_DOUBLE_EQ(e["engine_step_time_factor"].get<double>(), 0.957);  // vLLM's fitted default
   EXPECT_EQ(e["step_with_overhead_ns"].get<int64_t>(),
-            std::llround(1.103 * e["total_ns"].get<double>()) + e["engine_step_overhead_ns"].get<int64_t>());
-  // A mixed step with its own prefill factor: decodes alone x 1.103, the rest x 2.
+            std::llround(0.957 * e["total_ns"].get<double>()) + e["engine_step_overhead_ns"].get<int64_t>());
+  // A mixed step with its own prefill factor: decodes alone x 0.957, the rest x 2.
   Result m = kvplan::testing::run_cli(
       "simulate --model llama-3.1-70b -t 4 --explain-step 1,1000,512 --prefill-time-factor 2 --json", false);
   ASSERT_EQ(m.status, 0) << m.out;
@@ -493,7 +493,7 @@ TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
   EXPECT_GT(decodes, 0);
   EXPECT_LT(decodes, whole);
   EXPECT_EQ(mj["step_with_overhead_ns"].get<int64_t>(),
-            std::llround(1.103 * decodes + 2 * (whole - decodes)) + mj["engine_step_overhead_ns"].get<int64_t>());
+            std::llround(0.957 * decodes + 2 * (whole - decodes)) + mj["engine_step_overhead_ns"].get<int64_t>());
   // --disable-custom-all-reduce: every all-reduce through NCCL (the profile's collective class).
   Result n = kvplan::testing::run_cli(cmd + " --disable-custom-all-reduce true", false);
   ASSERT_EQ(n.status, 0) << n.out;

@@ -210,13 +210,13 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   EXPECT_EQ(j["bench"]["start"], "staggered");  // vLLM's default (bench_client.h)
   EXPECT_GT(j["bench"]["stagger_window_ms"].get<double>(), 0);
   // Every latency names the overheads in it and their source: vLLM's fitted defaults here.
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 7.676);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 15.919);
   EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_per_in_flight_ms"].get<double>(), 0.0);
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_per_in_flight_prefill_share"].get<double>(), 0.0753);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_per_in_flight_prefill_share"].get<double>(), 0.0492);
   EXPECT_NE(j["serving_overheads"]["request_source"].get<std::string>().find("fitted"), std::string::npos);
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_ms"].get<double>(), 0.0);
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_time_factor"].get<double>(), 1.103);
-  EXPECT_DOUBLE_EQ(j["serving_overheads"]["prefill_time_factor"].get<double>(), 1.103);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_ms"].get<double>(), 0.619);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["step_time_factor"].get<double>(), 0.957);
+  EXPECT_DOUBLE_EQ(j["serving_overheads"]["prefill_time_factor"].get<double>(), 0.957);
 
   // The prefill-shaped per-in-flight term: 0 leaves only the fixed delay, so the mean TTFT falls.
   Result z = run("simulate --json --client bench --max-concurrency 8 --num-prompts 40 --random-input-len 512 "
@@ -244,7 +244,7 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
                  "--request-overhead-ms 10 --step-overhead-ms 0 --engine sglang");
   ASSERT_EQ(o.status, 0) << o.out;
   auto k = json_of(o.out);
-  EXPECT_EQ(k["bench"]["start"], "burst");  // SGLang's default
+  EXPECT_EQ(k["bench"]["start"], "staggered");  // SGLang's default since the joint H100 + H200 fit
   EXPECT_DOUBLE_EQ(k["serving_overheads"]["request_ms"].get<double>(), 10.0);
   EXPECT_EQ(k["serving_overheads"]["request_source"], "given (--request-overhead-ms)");
   EXPECT_EQ(k["serving_overheads"]["step_source"], "given (--step-overhead-ms)");
@@ -254,9 +254,9 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
   Result text = run("simulate --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16");
   ASSERT_EQ(text.status, 0) << text.out;
   for (const char* f : {"bench client: 20 prompts at max concurrency 4", "steady state: 12 requests measured",
-                        "serving overheads in these latencies: per request 7.676 ms (fitted",
-                        "+ 0.0753 x its prompt's prefill time per other request in flight (fitted",
-                        "step time x 1.103 (fitted"}) {
+                        "serving overheads in these latencies: per request 15.919 ms (fitted",
+                        "+ 0.0492 x its prompt's prefill time per other request in flight (fitted",
+                        "step time x 0.957 (fitted"}) {
     EXPECT_NE(text.out.find(f), std::string::npos) << f << "\n" << text.out;
   }
 }
@@ -275,7 +275,7 @@ TEST(SimCli, PerInFlightTermIsTheBenchClientsOnly) {
     EXPECT_EQ(j["serving_overheads"]["request_per_in_flight_prefill_share_source"].get<std::string>().rfind(why, 0),
               0u)
         << workload;
-    EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 7.676) << workload;  // the fixed part stays
+    EXPECT_DOUBLE_EQ(j["serving_overheads"]["request_ms"].get<double>(), 15.919) << workload;  // the fixed part stays
     Result text = run("simulate " + workload);
     EXPECT_NE(text.out.find("(per-in-flight term " + why), std::string::npos) << text.out;
   }
@@ -481,4 +481,38 @@ TEST(SimCli, ArrivalsBeyondTheTimeLimitAreBadInputNotAnOverflow) {
   // nanosecond clock overflowed and the event queue reported an internal error (exit 70).
   expect_bad_input("simulate --rate 1e-9 --num-requests 200", {"rate=1e-09", "beyond the simulator's limit"});
   expect_bad_input("simulate --rate 1e-9 --num-requests 200 --arrivals constant", {"rate=1e-09", "request 3 of 200"});
+}
+
+TEST(SimCli, DisaggregatedDeepSeekR1TtftIncludesTheKvTransferAndNamesItsSource) {
+  // DeepSeek-R1 on H200: one prefill engine and one decode engine of TP 8 with experts spread (16
+  // GPUs: two HGX boards, so the default link is RDMA at one ConnectX-7 port's 400 Gb/s = 50 GB/s
+  // per GPU). One 8,192-token prompt: each TP rank holds the whole MLA latent, (512 + 64) x 2 bytes
+  // x 61 layers = 70,272 bytes per token, so each GPU sends 8,192 x 70,272 = 575,668,224 bytes:
+  // 575,668,224 / 50e9 s = 11.51336448 ms (11,513,365 ns, ceil to the ns).
+  const std::string args = "simulate --model deepseek-r1 --gpu h200 --tensor-parallel-size 8 --enable-expert-parallel "
+                           "--prefill-replicas 1 --decode-replicas 1 --rate 1 --num-requests 1 "
+                           "--prompt-lengths fixed:8192 --output-lengths fixed:16 --seed 1";
+  Result j = run(args + " --json");
+  ASSERT_EQ(j.status, 0) << j.out;
+  const nlohmann::json s = json_of(j.out);
+  const nlohmann::json& t = s["kv_transfer"];
+  EXPECT_EQ(t["link"], "RDMA");
+  EXPECT_DOUBLE_EQ(t["bytes_per_s_per_gpu"].get<double>(), 50e9);
+  EXPECT_NE(t["source"].get<std::string>().find("ConnectX-7"), std::string::npos) << t;
+  EXPECT_EQ(t["transfers"].get<int64_t>(), 1);
+  EXPECT_EQ(t["bytes_per_gpu"].get<int64_t>(), 575'668'224);
+  EXPECT_NEAR(t["mean_ms"].get<double>(), 11.513365, 1e-9);
+  EXPECT_EQ(t["in_ttft"], true);
+  // The first token comes after the transfer: TTFT = prefill (> 0) + 11.51 ms.
+  EXPECT_GT(s["summary"]["ttft_ms"]["mean"].get<double>(), 11.513365);
+  Result text = run(args);
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("KV transfer prefill -> decode (in TTFT): 1 transfers, mean 11.51 ms over RDMA 50.0 GB/s per "
+                          "GPU (datasheet: one NVIDIA ConnectX-7 port per GPU"),
+            std::string::npos)
+      << text.out;
+}
+
+TEST(SimCli, PrefillPoolParallelismWithoutDisaggregationIsBadInput) {
+  expect_bad_input("simulate --prefill-tensor-parallel-size 2", {"--prefill-replicas"});
 }

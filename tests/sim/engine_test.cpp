@@ -137,13 +137,48 @@ TEST(Engine, DisaggregatedPrefillTransfersKvOverTheLink) {
   c.cluster.decode_replicas = 1;
   c.cluster.kv_link_bytes_per_s = 1e9;
   c.workload.requests = {req(0, 0, 16, 2)};
-  auto rec = records_of(c);
-  // Prefill 16 tokens on replica 0: 1.16 ms, first token. One 2 MiB block over 1 GB/s:
-  // 2.097152 ms. Decode on replica 1: 1.1 ms.
+  SimulationResult result;
+  auto rec = records_of(c, &result);
+  // Prefill 16 tokens on replica 0: 1.16 ms. One 2 MiB block over 1 GB/s: 2.097152 ms; the decode
+  // replica streams the first token once the KV is there (sim/kv_transfer.h), so TTFT includes the
+  // transfer: 1.16 + 2.097152 ms. Decode on replica 1: 1.1 ms.
   const RequestRecord& r = rec.at(0);
-  EXPECT_EQ(r.first_token_ns, 1'160'000);
+  EXPECT_EQ(r.first_token_ns, 1'160'000 + 2'097'152);
   EXPECT_EQ(r.finish_ns, 1'160'000 + 2'097'152 + 1'100'000);
   EXPECT_EQ(r.replica, 1);
+  EXPECT_EQ(result.kv_link.kind, "set");
+  EXPECT_EQ(result.kv_transfers, 1);
+  EXPECT_EQ(result.kv_transfer_ns_total, 2'097'152);
+}
+
+TEST(Engine, DisaggregatedDefaultLinkIsRdmaAcrossNodesAndNvlinkWithinOne) {
+  // Two engines of TP 8 (16 GPUs) do not fit one 8-GPU H100 board: RDMA, 400 Gb/s = 50 GB/s per GPU.
+  SimulationConfig c = base(64);
+  c.parallel.tensor_parallel = 8;
+  c.cluster.prefill_replicas = 1;
+  c.cluster.decode_replicas = 1;
+  c.workload.requests = {req(0, 0, 16, 2)};
+  SimulationResult result;
+  auto rec = records_of(c, &result);
+  EXPECT_EQ(result.kv_link.kind, "RDMA");
+  EXPECT_DOUBLE_EQ(result.kv_link.bytes_per_s, 50e9);
+  EXPECT_NE(result.kv_link.source.find("ConnectX-7"), std::string::npos);
+  // Each GPU sends its own shard: at TP 8 a 16-token block holds 1 of Llama-3.1-8B's 8 KV heads per
+  // GPU, 2 MiB / 8 = 262'144 bytes, over 50 GB/s: 5'242.88 ns -> 5'243 (ceil to the ns).
+  EXPECT_EQ(result.kv_transfer_ns_total, 5'243);
+  EXPECT_EQ(rec.at(0).first_token_ns, 1'160'000 + 5'243);
+  // Two single-GPU engines share a board: NVLink at the H100 datasheet's 450 GB/s per direction.
+  c.parallel.tensor_parallel = 1;
+  records_of(c, &result);
+  EXPECT_EQ(result.kv_link.kind, "NVLink");
+  EXPECT_DOUBLE_EQ(result.kv_link.bytes_per_s, resolve_gpu("h100-sxm").interconnect_bytes_per_s);
+}
+
+TEST(Engine, PrefillPoolParallelismNeedsDisaggregation) {
+  SimulationConfig c = base(64);
+  c.cluster.prefill_parallel = Parallelism{.tensor_parallel = 2};
+  c.workload.requests = {req(0, 0, 16, 2)};
+  EXPECT_THROW(run_simulation(c), ConfigError);
 }
 
 TEST(Engine, ClosedLoopUsersSendTheirRequests) {

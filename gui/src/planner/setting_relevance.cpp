@@ -107,6 +107,10 @@ const std::array kRules = {
     // The KV link carries prefill -> decode transfers, which exist only when disaggregated.
     Rule{"kv-link-gbps",
          [](const Scenario& s) { return s.hardware.prefill_replicas > 0 || s.hardware.decode_replicas > 0; }},
+    // The prefill pool's own parallelism exists only when disaggregated.
+    Rule{"prefill-tensor-parallel-size", [](const Scenario& s) { return s.hardware.prefill_replicas > 0; }},
+    Rule{"prefill-data-parallel-size", [](const Scenario& s) { return s.hardware.prefill_replicas > 0; }},
+    Rule{"prefill-expert-parallel", [](const Scenario& s) { return s.hardware.prefill_replicas > 0; }},
     // vLLM's own knobs: its memory budget (total x utilization), the release and engine generation
     // whose accounting is reproduced, and the profiling pass's chunked prefill (core
     // engine_memory.cpp, vllm_profile.cpp). SGLang, TensorRT-LLM and static batching never read them.

@@ -38,6 +38,9 @@ struct ModelSettings {
   int32_t weight_group_size = 128;    // elements per quantization group
 };
 
+// Whether a disaggregated deployment's prefill pool spreads the experts (kSame: as the decode pool).
+enum class PoolExpertParallel { kSame, kOn, kOff };
+
 struct HardwareSettings {
   std::string gpu = "h100-sxm";                 // preset id, alias, device name or GPU JSON file
   std::optional<double> gpu_total_memory_gib;   // nullopt: the preset's usable total
@@ -51,7 +54,11 @@ struct HardwareSettings {
   sim::RouterKind router = sim::RouterKind::kRoundRobin;
   int32_t prefill_replicas = 0;      // > 0: prefill/decode disaggregation
   int32_t decode_replicas = 0;
-  double kv_link_gbps = 0;           // GB/s per GPU, prefill -> decode; 0: the GPU's interconnect
+  double kv_link_gbps = 0;           // GB/s per GPU, prefill -> decode; 0: kvplan's default link (sim/kv_transfer.h)
+  // Disaggregated: the prefill pool's own parallelism; 0 / kSame: the decode pool's (the sizes above).
+  int32_t prefill_tensor_parallel_size = 0;
+  int32_t prefill_data_parallel_size = 0;
+  PoolExpertParallel prefill_expert_parallel = PoolExpertParallel::kSame;
 };
 
 struct EngineSettings {

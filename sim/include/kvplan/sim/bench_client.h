@@ -60,9 +60,9 @@ std::string_view bench_start_name(BenchStart start);
 BenchStart parse_bench_start(std::string_view text);  // staggered | burst
 
 // The start that reproduces an engine's published fixed-length benchmarks (chosen per engine by
-// kvplan_validate_serving on the fit half of aiconfigurator's H100 runs): burst for SGLang, whose
-// runs are lock-stepped (their TPOT is decode-only steps: staggered users would put other users'
-// prefill steps inside it, +28% TPOT), staggered for vLLM and TensorRT-LLM (and any other engine).
+// kvplan_validate_serving on the fit half, by sweep, of aiconfigurator's H100 and H200 runs):
+// staggered for every engine since 2026-12-06 (SGLang's H100-only fit chose burst: its H100 runs
+// looked lock-stepped; with the H200 runs in the fit the staggered start scores better).
 BenchStart default_bench_start(Engine engine);
 
 struct BenchOptions {

@@ -23,6 +23,7 @@
 #include "kvplan/sim/bench_client.h"
 #include "kvplan/sim/cost_model.h"
 #include "kvplan/sim/kv_manager.h"
+#include "kvplan/sim/kv_transfer.h"
 #include "kvplan/sim/metrics.h"
 #include "kvplan/sim/replica.h"
 #include "kvplan/sim/scheduler_config.h"
@@ -65,7 +66,14 @@ struct ClusterConfig {
   RouterKind router = RouterKind::kRoundRobin;
   int32_t prefill_replicas = 0;  // > 0: prefill/decode disaggregation
   int32_t decode_replicas = 0;
-  double kv_link_bytes_per_s = 0;  // per GPU, prefill -> decode (0: the GPU's interconnect)
+  // Per GPU, prefill -> decode. 0: kvplan's default link (kv_transfer.h: NVLink within one scale-up
+  // domain, else RDMA at the ConnectX-7 line rate), named in the notes.
+  double kv_link_bytes_per_s = 0;
+  // Disaggregated only: the prefill pool's own parallelism (a DeepSeek-style deployment prefills
+  // with attention DP and wide EP and decodes with TP, or the other way round). Empty: the decode
+  // pool's (SimulationConfig::parallel). Each pool has its own memory plan, KV layout and step costs;
+  // a replica is one engine instance (one attention-DP rank).
+  std::optional<Parallelism> prefill_parallel;
 };
 
 struct OffloadConfig {
@@ -126,6 +134,12 @@ struct SimulationResult {
   // answers from that source were off in validation (0: not validated).
   std::string step_time_source;
   ProfileBand latency_band;
+  // Disaggregated: the prefill -> decode link (kv_transfer.h): kind, bandwidth per GPU and source,
+  // and the transfers made. Empty kind when the deployment is not disaggregated.
+  KvLink kv_link;
+  int64_t kv_transfers = 0;
+  TimeNs kv_transfer_ns_total = 0;  // summed over the transfers (each bytes / link)
+  int64_t kv_transfer_bytes_total = 0;  // per GPU, summed over the transfers
   TimeNs bench_window_ns = 0;       // bench client: the stagger window its users started over
   int64_t events = 0;
   int64_t steps = 0;

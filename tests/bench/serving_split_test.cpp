@@ -1,0 +1,133 @@
+// The fit / held-out split of whole-model runs by sweep (bench/serving_split.h) and the reading of
+// aiconfigurator rows into sweeps and deployments (bench/serving_cases.h).
+#include "serving_split.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kvplan/calibration/heldout_split.h"
+#include "kvplan/core/error.h"
+#include "serving_cases.h"
+
+namespace kvplan::bench {
+namespace {
+
+const char* kHeader =
+    "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+    "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,"
+    "prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,"
+    "prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,"
+    "decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+
+// One agg row of Llama-3.1-8B on one H100 with vLLM 0.11.2 (a row of the shipped file's shape).
+std::string agg_row(const std::string& id, int concurrency, int isl) {
+  return id + ",source_file=x.csv; silicon_concurrency=" + std::to_string(concurrency) +
+         ",vllm,0.11.2,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg," + std::to_string(isl) + ",1024,,," +
+         std::to_string(concurrency) + ",1,1,1,1,1,,,,,,,,,,,,,,,123.4,9.5\n";
+}
+
+std::string write_csv(const std::string& name, const std::string& rows) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << kHeader << rows;
+  return path;
+}
+
+std::map<std::string, std::string> llama_record(const std::string& isl) {
+  return {{"model_path", "meta-llama/Llama-3.1-8B-Instruct"},
+          {"backend", "vllm"},
+          {"backend_version", "0.11.2"},
+          {"system", "h100_sxm"},
+          {"mode", "agg"},
+          {"tp_size", "1"},
+          {"pp_size", "1"},
+          {"attention_dp_size", "1"},
+          {"moe_tp_size", "1"},
+          {"moe_ep_size", "1"},
+          {"isl", isl},
+          {"osl", "1024"},
+          // Not part of the key: they move with the concurrency, or are the measurement.
+          {"id", "x_c16"},
+          {"batch_size", "16"},
+          {"silicon_ttft_ms", "100"}};
+}
+
+TEST(ServingSplit, SweepKeyNamesTheDeploymentColumnsInOrderAndNothingElse) {
+  EXPECT_EQ(aiconfigurator_sweep_key(llama_record("1024")),
+            "model_path=meta-llama/Llama-3.1-8B-Instruct|backend=vllm|backend_version=0.11.2|system=h100_sxm|mode=agg|"
+            "tp_size=1|pp_size=1|attention_dp_size=1|moe_tp_size=1|moe_ep_size=1|prefill_num_workers=|prefill_tp_size=|"
+            "prefill_pp_size=|prefill_attention_dp_size=|prefill_moe_tp_size=|prefill_moe_ep_size=|decode_num_workers=|"
+            "decode_tp_size=|decode_pp_size=|decode_attention_dp_size=|decode_moe_tp_size=|decode_moe_ep_size=|"
+            "isl=1024|osl=1024");
+}
+
+TEST(ServingSplit, SweepHalfIsTheSplitmixBucketOfTheKeysFnvHash) {
+  // Worked by hand (an independent Python transcription of FNV-1a 64 and the splitmix64 finaliser):
+  // the key above hashes to 0x93ad8d5f805575ee, bucket 91 -> held out; with isl 1000: bucket 13 -> fit.
+  ServingCase c;
+  c.sweep_key = aiconfigurator_sweep_key(llama_record("1024"));
+  EXPECT_EQ(calibration::split_hash(c.sweep_key), 0x93ad8d5f805575eeull);
+  EXPECT_EQ(calibration::split_bucket(calibration::split_hash(c.sweep_key), 0), 91);
+  EXPECT_FALSE(in_fit_half(c, SplitRule::kSweep));
+  c.sweep_key = aiconfigurator_sweep_key(llama_record("1000"));
+  EXPECT_EQ(calibration::split_bucket(calibration::split_hash(c.sweep_key), 0), 13);
+  EXPECT_TRUE(in_fit_half(c, SplitRule::kSweep));
+  // A run without a sweep (the public runs) is never fitted.
+  c.sweep_key.clear();
+  EXPECT_FALSE(in_fit_half(c, SplitRule::kSweep));
+}
+
+TEST(ServingSplit, RunsDifferingOnlyInConcurrencyShareAHalfAndRunsOfAnotherLengthNeedNot) {
+  const std::string path = write_csv("sweep.csv", agg_row("llama_c4", 4, 1024) + agg_row("llama_c64", 64, 1024) +
+                                                      agg_row("llama_1000_c4", 4, 1000));
+  const std::vector<ServingCase> cases = read_aiconfigurator_e2e(path);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].concurrency, 4);
+  EXPECT_EQ(cases[1].concurrency, 64);
+  EXPECT_EQ(cases[0].sweep_key, cases[1].sweep_key);
+  EXPECT_EQ(in_fit_half(cases[0], SplitRule::kSweep), in_fit_half(cases[1], SplitRule::kSweep));
+  EXPECT_FALSE(in_fit_half(cases[0], SplitRule::kSweep));  // bucket 91, as worked above
+  EXPECT_NE(cases[0].sweep_key, cases[2].sweep_key);
+  EXPECT_TRUE(in_fit_half(cases[2], SplitRule::kSweep));  // isl 1000: bucket 13
+  // The rule before issue 26 splits the two concurrencies of one sweep by their ids' FNV parity.
+  EXPECT_EQ(in_fit_half(cases[0], SplitRule::kRowId), (calibration::split_hash("llama_c4") & 1u) == 0);
+}
+
+TEST(ServingSplit, ParsesItsRuleAndRefusesOthers) {
+  EXPECT_EQ(parse_split_rule("sweep"), SplitRule::kSweep);
+  EXPECT_EQ(parse_split_rule("row"), SplitRule::kRowId);
+  EXPECT_THROW(parse_split_rule("id"), ConfigError);
+}
+
+TEST(ServingCases, AttentionDpRowIsOneInstancePerRankWithExpertsOverAllGpus) {
+  // DeepSeek-R1 on 8 H200s, TensorRT-LLM, attention DP 8: tp 1 x DP 8 = moe tp 1 x ep 8 GPUs.
+  const std::string row =
+      "dsr1_agg_c64,silicon_concurrency=64,trtllm,1.1.0rc2,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,8192,1024,fp8,fp8,"
+      "8,1,1,8,1,8,,,,,,,,,,,,,,,4734.2,47.8\n";
+  const std::vector<ServingCase> cases = read_aiconfigurator_e2e(write_csv("dp.csv", row));
+  ASSERT_EQ(cases.size(), 1u);
+  const ServingCase& c = cases[0];
+  EXPECT_EQ(c.why_not, "");
+  EXPECT_EQ(c.deployment, "attention DP");
+  EXPECT_EQ(c.replicas, 8);
+  EXPECT_EQ(c.memory_flags.at("tensor-parallel-size"), "1");
+  EXPECT_EQ(c.memory_flags.at("data-parallel-size"), "8");
+  EXPECT_EQ(c.memory_flags.at("enable-expert-parallel"), "true");
+}
+
+TEST(ServingCases, DisaggRowWithoutWorkerCountsIsExcludedNotRefused) {
+  const std::string row =
+      "dsr1_disagg_c16,silicon_concurrency=16,sglang,0.5.8,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,disagg,1024,1024,fp8,"
+      "fp8_block,,,,,,,,,8,1,1,1,8,,,8,1,1,1,8,462.0,23.3\n";
+  const std::vector<ServingCase> cases = read_aiconfigurator_e2e(write_csv("disagg.csv", row));
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].deployment, "disagg");
+  EXPECT_TRUE(cases[0].excluded);
+  EXPECT_NE(cases[0].why_not.find("worker counts not recorded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvplan::bench
