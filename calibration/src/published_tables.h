@@ -63,4 +63,12 @@ void read_vidur_all_reduce(TableSink& sink, CsvReader& csv);
 // `dir` holds vidur_gemm_shapes_derived.csv, the layers' shapes.
 void read_vidur_mlp(TableSink& sink, CsvReader& csv, const std::string& dir);
 
+// aiconfigurator's MLA, Gated DeltaNet, Mamba-2 and vLLM all-reduce tables
+// (published_import_mixers.cpp).
+void read_aic_mla_attention(TableSink& sink, CsvReader& csv);
+void read_aic_mla_bmm(TableSink& sink, CsvReader& csv);
+void read_aic_gdn(TableSink& sink, CsvReader& csv);
+void read_aic_mamba2(TableSink& sink, CsvReader& csv);
+void read_aic_vllm_all_reduce(TableSink& sink, CsvReader& csv);
+
 }  // namespace kvplan::calibration::internal
