@@ -98,11 +98,11 @@ struct Fitted {
 // kvplan_validate_serving --fit-overheads printed these lines (2026-12-03, after the fused-MoE
 // class with routing skew, the NCCL-fitted collectives and DeepEP dispatch/combine of issue 23;
 // tests/CMakeLists.txt's ValidateServing test fails when they go stale).
-constexpr Fitted kSglang{100'512'000, 0, 0.0309, 326'000, 1.082, 1.082,
+constexpr Fitted kSglang{100'514'000, 0, 0.0309, 328'000, 1.082, 1.082,
     "SGLang, burst bench client: 34 fit rows at concurrency 16-128 per instance (qwen3-32b)"};
-constexpr Fitted kTrtllm{102'487'000, 0, 0.0551, 994'000, 0.927, 0.927,
+constexpr Fitted kTrtllm{102'491'000, 0, 0.0551, 994'000, 0.927, 0.927,
     "TensorRT-LLM, staggered bench client: 228 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-8b, qwen3-235b-a22b-fp8, qwen3-32b)"};
-constexpr Fitted kVllm{7'676'000, 0, 0.0753, 0, 1.103, 1.103,
+constexpr Fitted kVllm{8'718'000, 0, 0.0672, 0, 1.106, 1.106,
     "vLLM, staggered bench client: 107 fit rows at concurrency 4-128 per instance (gpt-oss-120b, llama-3.1-70b, qwen3-32b)"};
 
 OverheadTerm term(TimeNs ns, const Fitted& f) {
