@@ -88,6 +88,11 @@ enum class Kind {
   kAicNccl,
   kAicDeepEpLl,
   kAicDeepEpNormal,
+  kAicMlaAttention,
+  kAicMlaBmm,
+  kAicGdn,
+  kAicMamba2,
+  kAicVllmAllReduce,
   kVidurAllReduce,
   kVidurMlp,
   kAzureMicrobench
@@ -107,6 +112,11 @@ bool kind_of(const std::string& name, Kind& kind) {
       {"aiconfigurator_nccl_h100_h200_b200.csv", Kind::kAicNccl},
       {"aiconfigurator_deepep_ll_sglang_h100_h200_b200.csv", Kind::kAicDeepEpLl},
       {"aiconfigurator_deepep_normal_sglang_h100_h200_b200.csv", Kind::kAicDeepEpNormal},
+      {"aiconfigurator_mla_attention_sglang_trtllm_h100_h200_b200.csv", Kind::kAicMlaAttention},
+      {"aiconfigurator_mla_bmm_h100_h200_b200.csv", Kind::kAicMlaBmm},
+      {"aiconfigurator_gdn_vllm_h100_h200_b200.csv", Kind::kAicGdn},
+      {"aiconfigurator_mamba2_trtllm_h100_h200_b200.csv", Kind::kAicMamba2},
+      {"aiconfigurator_custom_allreduce_vllm_h100_h200_b200.csv", Kind::kAicVllmAllReduce},
       {"vidur_h100_allreduce.csv", Kind::kVidurAllReduce},
       {"vidur_mlp_block_ops_h100_a100.csv", Kind::kVidurMlp},
       {"azure_ai_benchmarking_guide_microbench.csv", Kind::kAzureMicrobench}};
@@ -470,6 +480,35 @@ struct Reader : TableSink {
         CsvReader csv(path, {"gpu", "framework", "node_num", "hidden_size", "num_token", "num_topk", "num_experts",
                              "dispatch_sms", "dispatch_transmit_us", "combine_transmit_us"});
         aic_deepep(csv, false);
+        break;
+      }
+      case Kind::kAicMlaAttention: {
+        CsvReader csv(path, {"gpu", "framework", "version", "op_name", "kernel_source", "mla_dtype", "kv_cache_dtype",
+                             "num_heads", "batch_size", "isl", "step", "latency"});
+        internal::read_aic_mla_attention(*this, csv);
+        break;
+      }
+      case Kind::kAicMlaBmm: {
+        CsvReader csv(path, {"gpu", "framework", "version", "op_name", "kernel_source", "bmm_dtype", "num_tokens",
+                             "num_heads", "latency"});
+        internal::read_aic_mla_bmm(*this, csv);
+        break;
+      }
+      case Kind::kAicGdn: {
+        CsvReader csv(path, {"gpu", "phase", "kernel_source", "batch_size", "seq_len", "num_tokens", "d_conv",
+                             "num_k_heads", "head_k_dim", "num_v_heads", "head_v_dim", "model_name", "latency"});
+        internal::read_aic_gdn(*this, csv);
+        break;
+      }
+      case Kind::kAicMamba2: {
+        CsvReader csv(path, {"gpu", "phase", "kernel_source", "batch_size", "seq_len", "d_state", "d_conv", "nheads",
+                             "head_dim", "n_groups", "latency"});
+        internal::read_aic_mamba2(*this, csv);
+        break;
+      }
+      case Kind::kAicVllmAllReduce: {
+        CsvReader csv(path, {"gpu", "allreduce_dtype", "num_gpus", "message_size", "latency", "backend"});
+        internal::read_aic_vllm_all_reduce(*this, csv);
         break;
       }
       case Kind::kVidurAllReduce: {

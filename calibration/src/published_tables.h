@@ -65,5 +65,12 @@ void read_vidur_mlp(TableSink& sink, CsvReader& csv, const std::string& dir);
 
 // The Azure AI benchmarking guide's MI300X rows (published_import_amd.cpp).
 void read_azure_microbench(TableSink& sink, CsvReader& csv);
+// aiconfigurator's MLA, Gated DeltaNet, Mamba-2 and vLLM all-reduce tables
+// (published_import_mixers.cpp).
+void read_aic_mla_attention(TableSink& sink, CsvReader& csv);
+void read_aic_mla_bmm(TableSink& sink, CsvReader& csv);
+void read_aic_gdn(TableSink& sink, CsvReader& csv);
+void read_aic_mamba2(TableSink& sink, CsvReader& csv);
+void read_aic_vllm_all_reduce(TableSink& sink, CsvReader& csv);
 
 }  // namespace kvplan::calibration::internal

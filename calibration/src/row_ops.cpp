@@ -7,6 +7,7 @@
 
 #include "kvplan/calibration/fitter.h"
 #include "kvplan/core/error.h"
+#include "kvplan/core/mixer_ops.h"
 #include "kvplan/core/weight_quant.h"
 
 namespace kvplan::calibration {
@@ -118,6 +119,11 @@ StepOp fused_moe_row_op(double tokens, int64_t hidden, int64_t inter, int top_k,
 
 StepOp collective_op(CollectiveKind kind, double total_bytes, int ranks) {
   if (kind == CollectiveKind::kAllReduce) return all_reduce_op(total_bytes, ranks);
+  if (kind == CollectiveKind::kVllmAllReduce) {
+    StepOp op = all_reduce_op(total_bytes, ranks);
+    op.grid_variant = "vllm_all_reduce";
+    return op;
+  }
   const double n = ranks;
   StepOp op = make("collective", OpClass::kCollective, 0, (n - 1) / n * total_bytes, Stream::kComm);
   op.shape = OpShape{{total_bytes, n, 0, 0}, 2};
@@ -132,6 +138,19 @@ StepOp all_reduce_op(double payload_bytes, int ranks) {
   StepOp op = make("all_reduce", OpClass::kCollective, 0, 2.0 * (tp - 1) / tp * payload_bytes, Stream::kComm);
   op.shape = OpShape{{payload_bytes, tp, 0, 0}, 2};
   return op;
+}
+
+StepOp gdn_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t hk, int64_t dk, int64_t hv, int64_t dv,
+                  int64_t d_conv) {
+  const double channels = static_cast<double>(2 * hk * dk + hv * dv);
+  const double state = static_cast<double>(hv * dk * dv) * 4.0 + static_cast<double>(d_conv - 1) * channels * kAct;
+  return gated_deltanet_op(prefill, static_cast<double>(batch), static_cast<double>(batch * seq_len), hk, dk, hv, dv,
+                           static_cast<int>(d_conv), state);
+}
+
+StepOp conv1d_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t channels, int64_t d_conv) {
+  return conv1d_op(prefill, static_cast<double>(batch), static_cast<double>(batch * seq_len), channels,
+                   static_cast<int>(d_conv));
 }
 
 StepOp rms_norm_op(double tokens, double hidden) {
@@ -188,9 +207,45 @@ StepOp row_op(const Measurement& m) {
                      j.value("mode", std::string("ll")) == "ll", num(j, "tokens"), static_cast<int>(num(j, "top_k")),
                      static_cast<int64_t>(num(j, "hidden")), static_cast<int>(num(j, "ranks")));
       shaped = true;
+    } else if ((c == OpClass::kMlaPrefill || c == OpClass::kMlaDecode) && j.contains("mla") && heads > 0 &&
+               num(j, "batch") > 0) {
+      const MlaOpEngine engine = j.value("engine", std::string()) == "trtllm" ? MlaOpEngine::kTrtllm
+                                 : j.value("engine", std::string()) == "sglang" ? MlaOpEngine::kSglang
+                                                                                 : MlaOpEngine::kVllm;
+      const MlaDims dims;
+      const DType kv = dtype_of(j, "kv_dtype");
+      const double b = num(j, "batch");
+      if (c == OpClass::kMlaPrefill && num(j, "isl") > 0) {
+        const double isl = num(j, "isl");
+        op = mla_prefill_op(engine, dims, b, b * isl,
+                            b * static_cast<double>(causal_pairs(0, static_cast<int64_t>(isl), INT64_MAX)), b * isl,
+                            static_cast<int64_t>(heads), kv);
+        shaped = true;
+      } else if (c == OpClass::kMlaDecode && num(j, "kv_len") > 0) {
+        const double kv_len = num(j, "kv_len");
+        const double bpt = static_cast<double>(dims.kv_lora_rank + dims.rope_dim) * (is_fp8(kv) ? 1.0 : 2.0);
+        op = mla_decode_op(engine, dims, b, b * kv_len, kv_len, b * kv_len * bpt, bpt, 1, static_cast<int64_t>(heads),
+                           kv);
+        shaped = true;
+      }
+    } else if (c == OpClass::kMlaBmm && j.contains("mla_bmm") && heads > 0 && num(j, "tokens") > 0) {
+      const std::string e = j.value("engine", std::string());
+      op = mla_bmm_op(e == "trtllm" ? MlaOpEngine::kTrtllm : e == "sglang" ? MlaOpEngine::kSglang : MlaOpEngine::kVllm,
+                      MlaDims{}, j["mla_bmm"] == "pre", num(j, "tokens"), static_cast<int64_t>(heads),
+                      j.value("dtype", std::string()) == "fp8");
+      shaped = true;
+    } else if (c == OpClass::kGatedDeltaNet && j.contains("gdn") && num(j, "batch") > 0) {
+      auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
+      op = gdn_row_op(j["gdn"] == "prefill", i("batch"), i("seq_len"), i("hk"), i("dk"), i("hv"), i("dv"), i("d_conv"));
+      shaped = true;
+    } else if (c == OpClass::kConv1d && j.contains("conv1d") && num(j, "batch") > 0) {
+      auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
+      op = conv1d_row_op(j["conv1d"] == "prefill", i("batch"), i("seq_len"), i("channels"), i("d_conv"));
+      shaped = true;
     } else if (c == OpClass::kCollective && num(j, "bytes") > 0 && num(j, "ranks") >= 2 && j.contains("collective")) {
       const std::string k = j["collective"].get<std::string>();
-      op = collective_op(k == "all_gather"       ? CollectiveKind::kAllGather
+      op = collective_op(k == "vllm_all_reduce"  ? CollectiveKind::kVllmAllReduce
+                         : k == "all_gather"       ? CollectiveKind::kAllGather
                          : k == "reduce_scatter" ? CollectiveKind::kReduceScatter
                          : k == "alltoall"       ? CollectiveKind::kAllToAll
                                                  : CollectiveKind::kAllReduce,

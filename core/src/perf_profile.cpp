@@ -17,7 +17,8 @@ namespace {
 
 constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {
     "gemm",       "moe_gemm",   "attention_prefill", "attention_decode", "recurrent", "kv_write",
-    "elementwise", "collective", "copy_h2d",          "copy_d2h",         "sampling"};
+    "elementwise", "collective", "copy_h2d",          "copy_d2h",         "sampling",  "mla_bmm",
+    "mla_prefill", "mla_decode", "gated_deltanet",    "conv1d"};
 
 // A curve whose implied fixed latency (time at size -> 0, see EfficiencyCurve) is `fixed_s` on a
 // roof of `roof` (FLOP/s or bytes/s): half_size = fixed_s · roof · e_max.
@@ -45,6 +46,11 @@ std::vector<std::string> grid_axes(OpClass c) {
     case OpClass::kAttentionDecode: return {"log2 sequences", "log2 kv tokens", "log2 query heads", "log2 kv heads"};
     case OpClass::kAttentionPrefill: return {"log2 sequences", "log2 new tokens", "log2 query heads", "log2 kv heads"};
     case OpClass::kCollective: return {"log2 bytes", "ranks"};
+    case OpClass::kMlaBmm: return {"log2 tokens", "log2 heads"};
+    case OpClass::kMlaPrefill: return {"log2 sequences", "log2 new tokens", "log2 heads"};
+    case OpClass::kMlaDecode: return {"log2 sequences", "log2 kv tokens", "log2 heads"};
+    case OpClass::kGatedDeltaNet: return {"log2 sequences", "log2 tokens per sequence", "log2 value heads"};
+    case OpClass::kConv1d: return {"log2 sequences", "log2 tokens per sequence", "log2 channels"};
     default: return {};
   }
 }
@@ -110,7 +116,7 @@ PerfProfile PerfProfile::datasheet_default(const GpuSpec& gpu) {
       "paged split-KV decode: 70% of datasheet bandwidth (assumption between the 42-57% seen for "
       "naive KV reads and ~85% for streaming loads on H100); 5 us fixed (assumption)");
   set(OpClass::kRecurrent, curve(0.3, 5 * kUs, flops), curve(0.6, 5 * kUs, bw), kLaunchNs,
-      "Mamba scan / SSD / Gated DeltaNet: 30% of peak, 60% of bandwidth (assumption)");
+      "Mamba scan / SSD, lightning attention: 30% of peak, 60% of bandwidth (assumption)");
   set(OpClass::kKvWrite, curve(0.5, 2 * kUs, flops), curve(0.6, 2 * kUs, bw), kLaunchNs,
       "scattered paged-cache writes: 60% of bandwidth, 2 us fixed (assumption)");
   set(OpClass::kElementwise, curve(0.5, 2 * kUs, flops), curve(0.75, 2 * kUs, bw), kLaunchNs,
@@ -125,6 +131,19 @@ PerfProfile PerfProfile::datasheet_default(const GpuSpec& gpu) {
       "pinned cudaMemcpyAsync: 80% of one-direction PCIe bandwidth, 10 us fixed (assumption)");
   set(OpClass::kSampling, curve(0.5, 0, flops), curve(0.5, 10 * kUs, bw), kLaunchNs,
       "logits softmax/top-k/top-p: 50% of bandwidth, 10 us fixed (assumption)");
+  // The classes split out of gemm / attention / recurrent / elementwise for their own published
+  // tables start from the datasheet guess of the class they were priced by before.
+  set(OpClass::kMlaBmm, curve(0.75, 2 * kUs, flops), curve(0.85, 2 * kUs, bw), kLaunchNs,
+      "MLA absorb BMMs: the gemm class's guess (75% of peak, 85% of bandwidth, 2 us fixed; assumption)");
+  set(OpClass::kMlaPrefill, curve(0.55, 5 * kUs, flops), curve(0.8, 5 * kUs, bw), kLaunchNs,
+      "MLA prefill attention: the attention_prefill guess (55% of peak, 5 us fixed; assumption)");
+  set(OpClass::kMlaDecode, curve(0.5, 5 * kUs, flops), curve(0.7, 5 * kUs, bw), kLaunchNs,
+      "MLA absorbed decode over the latent cache: the attention_decode guess (70% of bandwidth, 5 us fixed; "
+      "assumption)");
+  set(OpClass::kGatedDeltaNet, curve(0.3, 5 * kUs, flops), curve(0.6, 5 * kUs, bw), kLaunchNs,
+      "Gated DeltaNet conv1d + delta rule: the recurrent guess (30% of peak, 60% of bandwidth; assumption)");
+  set(OpClass::kConv1d, curve(0.5, 2 * kUs, flops), curve(0.75, 2 * kUs, bw), kLaunchNs,
+      "causal conv1d: the elementwise guess (75% of bandwidth, 2 us fixed; assumption)");
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/mixer_ops.h"
 
 namespace kvplan {
 
@@ -91,6 +92,15 @@ class Builder {
     op.grid_dtype = op.dtype;
   }
 
+  // An op built elsewhere (mixer_ops.h), placed in the current layer type.
+  StepOp& push(StepOp op) {
+    op.layer_type = layer_type_;
+    op.group = group_;
+    op.repeat = repeat_;
+    out_.ops.push_back(op);
+    return out_.ops.back();
+  }
+
   // Whether the module class being emitted is stored quantized in the current layer type.
   bool quantized_now() const { return (layer_mask_ & module_) != 0; }
   void module(uint8_t m) { module_ = m; }
@@ -107,7 +117,11 @@ class Builder {
     // Ring all-reduce: each GPU sends (and receives) 2·(tp−1)/tp of the T·hidden bf16 activations.
     StepOp& op = add(name, OpClass::kCollective, 0, 2.0 * (tp_ - 1) / tp_ * T_ * h_ * kAct, 1, Stream::kComm);
     op.shape = OpShape{{T_ * h_ * kAct, static_cast<double>(tp_), 0, 0}, 2};  // payload bytes, ranks
-    op.tp_all_reduce = true;
+    if (o_.engine == Engine::kVllm && o_.vllm_all_reduce_table) {
+      op.grid_variant = "vllm_all_reduce";  // vLLM's measured all-reduce: its own choice of kernel by size
+    } else {
+      op.tp_all_reduce = true;
+    }
   }
 
   const GroupStepWork* work() const {
@@ -193,37 +207,45 @@ class Builder {
     kv_write(r + R);
     const GroupStepWork* w = work();
     const double bpt = group().bytes_per_token;
+    const MlaOpEngine engine = mla_op_engine(o_.engine);
+    const MlaDims dims{r, R, n, v};
+    const DType kv_dtype = layout_.scheme().kv_dtype;
     if (Tp_ > 0 && w != nullptr) {
       // Prefill runs the non-absorbed form: decompress every attended latent (cached prefix and
-      // new) with kv_b_proj into per-head K_nope and V, then ordinary attention with
-      // qk dim n + R and v dim v.
+      // new) with kv_b_proj into per-head K_nope and V, then attention with qk dim n + R and v dim
+      // v (mla_prefill: the engine's MLA prefill kernel, which the published tables time alone).
       const double tok = static_cast<double>(w->prefill_kv_tokens);
       mark_attention();
       add("kv_b_proj", OpClass::kGemm, 2.0 * tok * r * heads * (n + v),
           weight_bytes(heads * (n + v), r, o_.weights, quantized_now()) + tok * bpt + tok * heads * (n + v) * kAct);
-      add("attention_prefill", OpClass::kAttentionPrefill,
-          2.0 * static_cast<double>(w->prefill_pairs) * heads * (n + R + v),
-          Tp_ * heads * (n + R + v) * kAct + tok * heads * (n + R + v) * kAct);
+      push(mla_prefill_op(engine, dims, static_cast<double>(s_.prefill_sequences), Tp_,
+                          static_cast<double>(w->prefill_pairs), tok, heads, kv_dtype));
     }
     if (Td_ > 0 && w != nullptr) {
       // Decode runs the absorbed form (DeepSeek-V2 §2.1.2, FlashMLA): q_nope is multiplied by
-      // W_UK into the latent space, attention reads only the latent (r + R per token, shared by
-      // all heads), and the output is multiplied by W_UV.
-      gemm("q_absorb", Td_, heads * r, n);
+      // W_UK into the latent space (mla_bmm), attention reads only the latent (r + R per token,
+      // shared by all heads; mla_decode), and the output is multiplied by W_UV (mla_bmm). The BMMs
+      // run in fp8 where the engine has an fp8 BMM and the attention weights are fp8.
+      const bool fp8_bmm = quantized_now() && is_fp8(o_.gemm_dtype);
+      push(mla_bmm_op(engine, dims, true, Td_, heads, fp8_bmm));
       mark_attention();
-      StepOp& op = add("attention_decode", OpClass::kAttentionDecode,
-                       2.0 * s_.decode_query_tokens * static_cast<double>(w->decode_tokens) * heads * (2 * r + R),
-                       Td_ * heads * (2 * r + R) * kAct + static_cast<double>(w->decode_kv_bytes));
-      op.critical_bytes = static_cast<double>(w->decode_tokens_max) * bpt;
-      op.critical_ctas = static_cast<int>(ceil_div(heads, kMlaHeadsPerCta)) * kDecodeMaxSplits;
-      attention_shape(op, decode_shape(*w), static_cast<double>(heads), 1.0);
-      gemm("v_absorb", Td_, heads * v, r);
+      push(mla_decode_op(engine, dims, static_cast<double>(s_.decode_sequences), static_cast<double>(w->decode_tokens),
+                         static_cast<double>(w->decode_tokens_max), static_cast<double>(w->decode_kv_bytes), bpt,
+                         s_.decode_query_tokens, heads, kv_dtype));
+      push(mla_bmm_op(engine, dims, false, Td_, heads, fp8_bmm));
     }
     gemm("o_proj", T_, h_, heads * v);
   }
 
   // Recurrent state read and written once per sequence per step (prefill chunk or decode).
   double state_traffic(double sequences) const { return 2.0 * sequences * static_cast<double>(group().state_bytes_per_request); }
+
+  // Causal conv1d over `channels` per GPU: the prefill chunks' conv and the decode tokens' state
+  // update, as the engines run them (two kernels; mixer_ops.h).
+  void conv1d(int64_t channels, int d_conv) {
+    if (Tp_ > 0) push(conv1d_op(true, static_cast<double>(s_.prefill_sequences), Tp_, channels, d_conv));
+    if (Td_ > 0) push(conv1d_op(false, static_cast<double>(s_.decode_sequences), Td_, channels, d_conv));
+  }
 
   void mamba2_layer() {
     const MambaShape& a = m_.mamba;
@@ -234,7 +256,7 @@ class Builder {
     const int64_t conv = di + 2 * g * N;
     module(kQuantRecurrent);
     gemm("in_proj", T_, 2 * di + 2 * g * N + heads, h_);
-    add("conv1d", OpClass::kElementwise, 2.0 * T_ * conv * a.d_conv, 2.0 * T_ * conv * kAct);
+    conv1d(conv, a.d_conv);
     const double io = static_cast<double>(conv + heads + di) * kAct;  // x, B, C, dt in; y out
     mark_attention();
     if (Tp_ > 0) {
@@ -258,7 +280,7 @@ class Builder {
     const int64_t N = a.d_state, R = a.dt_rank;
     module(kQuantRecurrent);
     gemm("in_proj", T_, 2 * di, h_);
-    add("conv1d", OpClass::kElementwise, 2.0 * T_ * di * a.d_conv, 2.0 * T_ * di * kAct);
+    conv1d(di, a.d_conv);
     gemm("x_proj", T_, R + 2 * N, di);
     gemm("dt_proj", T_, di, R);
     const double io = static_cast<double>(4 * di + 2 * N) * kAct;  // x, dt, z in, y out; B, C
@@ -287,14 +309,28 @@ class Builder {
       gemm("output_gate", T_, value_dim, h_);
     } else {
       gemm("in_proj", T_, 2 * key_dim + 2 * value_dim + 2 * vh, h_, 2);  // in_proj_qkvz + in_proj_ba
-      const int64_t conv = 2 * key_dim + value_dim;
-      add("conv1d", OpClass::kElementwise, 2.0 * T_ * conv * a.conv_kernel, 2.0 * T_ * conv * kAct);
+      // Gated DeltaNet: the causal conv1d over q, k, v and the delta rule, one op per phase
+      // (gated_deltanet, mixer_ops.h: the published table times the two kernels together).
+      const int64_t hk = a.num_key_heads / tp_;
+      const double state = static_cast<double>(group().state_bytes_per_request);
+      mark_attention();
+      if (Tp_ > 0) {
+        push(gated_deltanet_op(true, static_cast<double>(s_.prefill_sequences), Tp_, hk, dk, vh, dv, a.conv_kernel,
+                               state));
+      }
+      if (Td_ > 0) {
+        push(gated_deltanet_op(false, static_cast<double>(s_.decode_sequences), Td_, hk, dk, vh, dv, a.conv_kernel,
+                               state));
+      }
+      add("gated_norm", OpClass::kElementwise, 5.0 * T_ * value_dim, 3.0 * T_ * value_dim * kAct);
+      gemm("out_proj", T_, h_, value_dim);
+      return;
     }
     const double io = static_cast<double>(2 * key_dim + 2 * value_dim) * kAct;
     mark_attention();
     if (Tp_ > 0) {
-      // chunked delta rule: k^T S, rank-1 update and q^T S (~6·dk·dv per token per value head)
-      // plus the intra-chunk part C·(dk + dv)
+      // lightning attention: k^T S, decayed state update and q^T S (~6·dk·dv per token per value
+      // head) plus the intra-chunk part C·(dk + dv)
       add("delta_rule_prefill", OpClass::kRecurrent,
           Tp_ * vh * (6.0 * dk * dv + static_cast<double>(kDeltaChunk) * (dk + dv)),
           state_traffic(static_cast<double>(s_.prefill_sequences)) + Tp_ * io, 2);

@@ -358,6 +358,7 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
                                  : sim::MixedStepGraphs::kEager;
   if (!e.disable_custom_all_reduce) c.cost.custom_all_reduce = engine_custom_all_reduce(s.serving.engine, s.gpu);
   c.cost.moe_routing = e.moe_routing;
+  c.cost.engine = s.serving.engine;
   c.overheads = sim::default_serving_overheads(s.serving.engine, c.cost.cuda_graphs);
   if (!bench) drop_lock_step_terms(c.overheads);  // before the flags: a given term applies to any client
   // A profile fitted to the user's own runs (kvplan calibrate from-runs) carries its serving terms;

@@ -27,6 +27,7 @@
 #include "kvplan/core/gpu_spec.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/kv_scheme.h"
+#include "kvplan/core/mixer_ops.h"
 #include "kvplan/core/model_config.h"
 #include "kvplan/core/op_time.h"
 #include "kvplan/core/perf_profile.h"
@@ -122,7 +123,7 @@ class MemoTable {
   std::size_t size_ = 0;
 };
 
-StepOpsOptions step_ops_options(const ModelConfig& m, const GpuSpec& g, const CostOptions& o) {
+StepOpsOptions step_ops_options(const ModelConfig& m, const GpuSpec& g, const CostOptions& o, const PerfProfile& p) {
   StepOpsOptions ops;
   // Pipeline parallelism: the step is costed as stage 0 (n/pp layers, vLLM's split) plus the LM
   // head and sampling, i.e. the per-stage time that paces a full pipeline.
@@ -133,6 +134,8 @@ StepOpsOptions step_ops_options(const ModelConfig& m, const GpuSpec& g, const Co
                                       g.peak_flops(DType::kFp4E2M1) > g.peak_flops_fp8);
   ops.quant_mask = quantized_module_mask(m, o.weights);
   ops.moe_routing = o.moe_routing;
+  ops.engine = o.engine;
+  ops.vllm_all_reduce_table = p.at(OpClass::kCollective).grids.count("vllm_all_reduce") > 0;
   return ops;
 }
 
@@ -151,7 +154,7 @@ struct StepCostModel::Impl {
   Impl(const ModelConfig& m, const GpuSpec& g, const KvScheme& s, const Parallelism& p, const PerfProfile& pr,
        CostOptions o)
       : model(m), gpu(g), parallel(p), profile(pr), options(o), layout(build_kv_layout(m, s, p, 0)),
-        builder(layout), ops_options(step_ops_options(m, g, o)), ops_builder(model, layout, parallel, ops_options),
+        builder(layout), ops_options(step_ops_options(m, g, o, pr)), ops_builder(model, layout, parallel, ops_options),
         key_groups(per_token_groups(layout)), memo(7 + 5 * std::min(key_groups.size(), kMaxKeyGroups)) {
     memo_enabled = options.memoise && key_groups.size() <= kMaxKeyGroups;
     op_ns.reserve(128);
@@ -378,6 +381,8 @@ StepBreakdown StepCostModel::explain(const StepWork& work) const {
                                moe_format_label(static_cast<MoeFormat>(op.moe_format)),
                                moe_routing_label(static_cast<MoeRouting>(op.moe_routing)), op.moe_top_k,
                                op.moe_experts, op.moe_straggler);
+      } else {
+        c.detail = op_detail(op, m.options.engine);
       }
       out.ops.push_back(std::move(c));
       ns.push_back(0);
@@ -409,7 +414,11 @@ std::vector<std::string> StepCostModel::sources() const {
     out.push_back(fmt::format("{}: {}{}{}", op_class_name(static_cast<OpClass>(i)), c.source,
                               c.note.empty() ? "" : " — ", c.note));
   }
-  if (impl_->options.custom_all_reduce) {
+  const bool vllm_table = impl_->ops_options.engine == Engine::kVllm && impl_->ops_options.vllm_all_reduce_table;
+  if (vllm_table) {
+    out.push_back("tensor-parallel all-reduce: vLLM's own (collective variant vllm_all_reduce: its custom kernel or "
+                  "NCCL by size, as published)");
+  } else if (impl_->options.custom_all_reduce) {
     out.push_back(fmt::format("tensor-parallel all-reduce up to {:.0f} MiB: the faster of the collective class and the "
                               "engine's {}",
                               impl_->options.custom_all_reduce->max_payload_bytes / (1024.0 * 1024.0),

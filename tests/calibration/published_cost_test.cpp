@@ -85,7 +85,9 @@ TEST(PublishedCost, PrefillAndAllReduceEqualTheFittedRowTimes) {
   const PerfProfile* p = published_profile("h100-sxm");
   ASSERT_NE(p, nullptr);
   Llama s(2);  // TP 2: 16 / 4 heads per GPU, all-reduces on NVLink
-  sim::StepCostModel cost(s.model, s.gpu, s.scheme, s.parallel, *p);
+  sim::CostOptions sglang;  // an engine without its own all-reduce table: NCCL's (the "bf16" variant)
+  sglang.engine = Engine::kSglang;
+  sim::StepCostModel cost(s.model, s.gpu, s.scheme, s.parallel, *p, sglang);
   // one prefill chunk of 255 tokens: 255·256/2 = 32640 causal pairs (exact at 8 significant bits)
   const sim::PrefillChunk chunk{.context_tokens = 0, .new_tokens = 255};
   sim::StepWork w;
@@ -104,6 +106,12 @@ TEST(PublishedCost, PrefillAndAllReduceEqualTheFittedRowTimes) {
   EXPECT_EQ(source_of(b, "attn_all_reduce").rfind("published (", 0), 0u) << source_of(b, "attn_all_reduce");
   EXPECT_NE(source_of(b, "attn_all_reduce").find("vidur"), std::string::npos) << source_of(b, "attn_all_reduce");
   EXPECT_NE(source_of(b, "attn_all_reduce").find("NCCL 2.29.2"), std::string::npos) << source_of(b, "attn_all_reduce");
+  // vLLM (the default engine): its own published all-reduce table prices the same all-reduce
+  sim::StepCostModel vllm(s.model, s.gpu, s.scheme, s.parallel, *p);
+  const Measurement var = row_of(collective_op(CollectiveKind::kVllmAllReduce, 255.0 * 4096 * 2, 2), "collective",
+                                 R"({"bytes":2088960,"collective":"vllm_all_reduce","ranks":2})");
+  EXPECT_NEAR(op_ns(vllm.explain(w), "attn_all_reduce"), layers * (predicted_row_ns(cc, s.gpu, var) + cc.launch_overhead_ns),
+              1.0);
 }
 
 TEST(PublishedCost, ShippedProfilesAreLabelledAndValidated) {

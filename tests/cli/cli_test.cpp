@@ -465,10 +465,11 @@ TEST(Cli, ExplainStepNamesEveryTermAndItsSource) {
 }
 
 TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
-  // Llama-3.1-70B TP4, one decode sequence: 16 KiB per all-reduce, the engine's one-shot kernel
-  // (6.36 us + 3 x 16384 B / (0.439 x 900 GB/s) = 6.48 us) instead of NCCL; the step-time factor
-  // and the overhead of the engine follow the step.
-  const std::string cmd = "simulate --model llama-3.1-70b -t 4 --explain-step 1,1000 --json";
+  // Llama-3.1-70B TP4 on SGLang, one decode sequence: 16 KiB per all-reduce, the engine's one-shot
+  // kernel (6.36 us + 3 x 16384 B / (0.439 x 900 GB/s) = 6.48 us) instead of NCCL; the step-time
+  // factor and the overhead of the engine follow the step. (vLLM: its own published all-reduce
+  // table, below.)
+  const std::string cmd = "simulate --model llama-3.1-70b -t 4 --engine sglang --explain-step 1,1000 --json";
   Result r = kvplan::testing::run_cli(cmd, false);
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json e = nlohmann::json::parse(r.out);
@@ -481,10 +482,23 @@ TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
     }
   }
   EXPECT_EQ(custom, 2);
-  EXPECT_DOUBLE_EQ(e["engine_step_time_factor"].get<double>(), 0.957);  // vLLM's fitted default
+  EXPECT_DOUBLE_EQ(e["engine_step_time_factor"].get<double>(), 1.082);  // SGLang's fitted default
   EXPECT_EQ(e["step_with_overhead_ns"].get<int64_t>(),
-            std::llround(0.957 * e["total_ns"].get<double>()) + e["engine_step_overhead_ns"].get<int64_t>());
-  // A mixed step with its own prefill factor: decodes alone x 0.957, the rest x 2.
+            std::llround(1.082 * e["total_ns"].get<double>()) + e["engine_step_overhead_ns"].get<int64_t>());
+  // vLLM on H100 (its profile has vLLM's all-reduce table): that variant, not the one-shot model.
+  Result v = kvplan::testing::run_cli("simulate --model llama-3.1-70b -t 4 --explain-step 1,1000 --json", false);
+  ASSERT_EQ(v.status, 0) << v.out;
+  int vllm_table = 0;
+  const nlohmann::json vj = nlohmann::json::parse(v.out);
+  for (const auto& op : vj["ops"]) {
+    if (op["name"] == "attn_all_reduce" || op["name"] == "mlp_all_reduce") {
+      EXPECT_NE(op["limit"], "custom") << op.dump();
+      EXPECT_EQ(op["detail"], "vLLM tensor_model_parallel_all_reduce table (custom kernel / NCCL by size)") << op.dump();
+      ++vllm_table;
+    }
+  }
+  EXPECT_EQ(vllm_table, 2);
+  // A mixed step with its own prefill factor (vLLM): decodes alone x 1.106, the rest x 2.
   Result m = kvplan::testing::run_cli(
       "simulate --model llama-3.1-70b -t 4 --explain-step 1,1000,512 --prefill-time-factor 2 --json", false);
   ASSERT_EQ(m.status, 0) << m.out;
@@ -493,7 +507,7 @@ TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
   EXPECT_GT(decodes, 0);
   EXPECT_LT(decodes, whole);
   EXPECT_EQ(mj["step_with_overhead_ns"].get<int64_t>(),
-            std::llround(0.957 * decodes + 2 * (whole - decodes)) + mj["engine_step_overhead_ns"].get<int64_t>());
+            std::llround(1.106 * decodes + 2 * (whole - decodes)) + mj["engine_step_overhead_ns"].get<int64_t>());
   // --disable-custom-all-reduce: every all-reduce through NCCL (the profile's collective class).
   Result n = kvplan::testing::run_cli(cmd + " --disable-custom-all-reduce true", false);
   ASSERT_EQ(n.status, 0) << n.out;

@@ -25,6 +25,25 @@ TEST(PublishedProfile, OneProfilePerGpuWithTables) {
         << id;
     EXPECT_EQ(published_profile(id)->at(OpClass::kCollective).source.rfind("published (", 0), 0u) << id;
   }
+  // Issue 23: MLA kernels and BMMs, Gated DeltaNet and Mamba's conv1d are published on the same
+  // three GPUs, and vLLM's own all-reduce table is a collective variant; A100 / L40S have no such
+  // tables and say "datasheet".
+  for (const char* id : {"h100-sxm", "h200", "b200"}) {
+    const PerfProfile& p = *published_profile(id);
+    for (OpClass c : {OpClass::kMlaBmm, OpClass::kMlaPrefill, OpClass::kMlaDecode, OpClass::kGatedDeltaNet,
+                      OpClass::kConv1d}) {
+      EXPECT_EQ(p.at(c).source.rfind("published (aiconfigurator, ", 0), 0u) << id << " " << op_class_name(c);
+    }
+    EXPECT_NE(p.at(OpClass::kMlaDecode).source.find("SGLang 0.5.14"), std::string::npos) << id;
+    EXPECT_NE(p.at(OpClass::kMlaDecode).source.find("TensorRT-LLM 1.3.0rc20"), std::string::npos) << id;
+    EXPECT_EQ(p.at(OpClass::kMlaDecode).grids.count("sglang_bf16"), 1u) << id;
+    EXPECT_EQ(p.at(OpClass::kMlaDecode).grids.count("trtllm_fp8"), 1u) << id;
+    EXPECT_EQ(p.at(OpClass::kCollective).grids.count("vllm_all_reduce"), 1u) << id;
+    EXPECT_EQ(p.at(OpClass::kRecurrent).source, "datasheet") << id;  // the SSM scan: no published table
+  }
+  for (const char* id : {"a100-80gb", "l40s"}) {
+    EXPECT_EQ(published_profile(id)->at(OpClass::kMlaDecode).source, "datasheet") << id;
+  }
   EXPECT_EQ(published_profile(""), nullptr);
   EXPECT_EQ(published_profile("h100-sxm"), published_profile("h100-sxm"));  // parsed once
 }

@@ -268,6 +268,87 @@ TEST(StepOpsMla, PrefillDecompressesAttendedLatents) {
   EXPECT_FALSE(has_op(ops, "q_absorb"));
 }
 
+// Issue 23: an MLA decode step reads the latent cache (kv_lora_rank + qk_rope_head_dim per token per
+// layer, shared by every head), not per-head K/V, and is the mla_decode class priced by the
+// engine's MLA kernel table; the absorb BMMs are mla_bmm.
+TEST(StepOpsMla, DecodeIsMlaDecodeOverTheLatentCacheNotPerHeadKv) {
+  KvScheme fp8;
+  fp8.kv_dtype = DType::kFp8E4M3;
+  Fixture f("deepseek-v3", 8, fp8);
+  for (int i = 0; i < 4; ++i) f.builder.add_decode(2047);  // 4 sequences attending 2048 tokens
+  StepOpsOptions sglang;
+  sglang.engine = Engine::kSglang;
+  StepOps ops = f.build(sglang);
+  const StepOp& a = op(ops, "attention_decode");
+  EXPECT_EQ(a.op_class, OpClass::kMlaDecode);
+  EXPECT_STREQ(a.grid_variant, "sglang_fp8");
+  // 128 / 8 = 16 heads per GPU. Latent (512 + 64) x 1 B = 576 B per token per layer:
+  // q / out in the latent space 4 x 16 x (2 x 512 + 64) x 2 B = 139,264 B; cache 4 x 2048 x 576
+  EXPECT_DOUBLE_EQ(a.bytes, 139264.0 + 4.0 * 2048 * 576);
+  // per-head K/V would be 4 x 2048 x 16 heads x (192 + 128) x 1 B = 41,943,040 B: 8.9x more
+  EXPECT_LT(a.bytes, 4.0 * 2048 * 16 * 320 / 8);
+  EXPECT_DOUBLE_EQ(a.flops, 2.0 * 4 * 2048 * 16 * 1088);
+  EXPECT_EQ(a.shape.dims, 3);
+  EXPECT_DOUBLE_EQ(a.shape.v[1], 2048.0);  // kv tokens per sequence
+  // W_UK absorb: 2 x 4 tokens x 16 heads x 128 x 512; W_UV: 2 x 4 x 16 x 512 x 128
+  const StepOp& pre = op(ops, "q_absorb");
+  EXPECT_EQ(pre.op_class, OpClass::kMlaBmm);
+  EXPECT_DOUBLE_EQ(pre.flops, 2.0 * 4 * 16 * 128 * 512);
+  EXPECT_STREQ(pre.grid_variant, "sglang_pre_bf16");  // bf16 weights: bf16 BMM
+  EXPECT_EQ(op(ops, "v_absorb").op_class, OpClass::kMlaBmm);
+  // vLLM has no bare MLA kernel table: SGLang's kernel prices its attention, its own BMM table its BMMs
+  StepOpsOptions vllm;
+  ops = f.build(vllm);
+  EXPECT_STREQ(op(ops, "attention_decode").grid_variant, "sglang_fp8");
+  EXPECT_STREQ(op(ops, "q_absorb").grid_variant, "vllm_pre_bf16");
+  StepOpsOptions trt;
+  trt.engine = Engine::kTrtllm;
+  ops = f.build(trt);
+  EXPECT_STREQ(op(ops, "attention_decode").grid_variant, "trtllm_fp8");
+}
+
+TEST(StepOpsMla, PrefillIsTheMlaPrefillClass) {
+  Fixture f("deepseek-v3");
+  f.builder.add_prefill(0, 100, true);
+  StepOps ops = f.build();
+  const StepOp& a = op(ops, "attention_prefill");
+  EXPECT_EQ(a.op_class, OpClass::kMlaPrefill);
+  // 5050 causal pairs x 128 heads x (128 + 64 + 128) x 2
+  EXPECT_DOUBLE_EQ(a.flops, 2.0 * 5050 * 128 * 320);
+  EXPECT_DOUBLE_EQ(a.shape.v[1], 100.0);
+}
+
+// Gated DeltaNet: one gated_deltanet op per phase covers the conv1d and the delta rule (the
+// published table times both kernels); no separate conv1d op in those layers.
+TEST(StepOpsRecurrent, GatedDeltaNetIsOneOpPerPhase) {
+  Fixture f("qwen3-next-80b-a3b");
+  f.builder.add_decode(100);
+  f.builder.add_decode(200);
+  StepOps ops = f.build();
+  const StepOp& g = op(ops, "gdn_decode");
+  EXPECT_EQ(g.op_class, OpClass::kGatedDeltaNet);
+  EXPECT_STREQ(g.grid_variant, "decode");
+  EXPECT_DOUBLE_EQ(g.shape.v[0], 2.0);  // sequences
+  EXPECT_DOUBLE_EQ(g.shape.v[1], 1.0);  // tokens per sequence
+  EXPECT_DOUBLE_EQ(g.shape.v[2], static_cast<double>(f.model.linear.num_value_heads));
+  EXPECT_FALSE(has_op(ops, "conv1d"));
+  EXPECT_FALSE(has_op(ops, "delta_rule_decode"));
+}
+
+TEST(StepOpsRecurrent, Mamba2ConvIsTheConv1dClass) {
+  Fixture f("mamba2-2.7b");
+  f.builder.add_prefill(0, 64, true);
+  f.builder.add_decode(10);
+  StepOps ops = f.build();
+  int convs = 0;
+  for (const StepOp& o : ops.ops) {
+    if (std::string(o.name) != "conv1d") continue;
+    ++convs;
+    EXPECT_EQ(o.op_class, OpClass::kConv1d);
+  }
+  EXPECT_EQ(convs, 2);  // the prefill chunk's conv and the decode token's state update
+}
+
 TEST(StepOpsSliding, Gemma2WindowCapsTheContext) {
   Fixture f("gemma-2-9b");
   f.builder.add_decode(9999);  // 10,000 tokens with the new one

@@ -14,6 +14,7 @@
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/perf_profile.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/core/published_profiles.h"
 #include "kvplan/core/step_ops.h"
 #include "kvplan/core/weight_quant.h"
 #include "kvplan/sim/cost_model.h"
@@ -454,6 +455,44 @@ TEST(CostModelMoe, ExplainNamesTheRoutingFormatAndStraggler) {
       EXPECT_EQ(op.detail.find("bf16, balanced, 8 of 256"), 0u) << op.detail;
     }
   }
+}
+
+// Issue 23: the MLA operators of a step are the published MLA classes of the GPU's profile, each
+// naming whose table prices it; vLLM's all-reduce is its own published variant.
+TEST(CostModelMla, ExplainNamesTheMlaClassesAndTheirTables) {
+  Bench s("deepseek-v3", 8, "h200");
+  s.profile = *published_profile("h200");
+  CostOptions o;
+  o.engine = Engine::kSglang;
+  const StepBreakdown b = s.make(o).explain(work(std::vector<int64_t>{1000, 2000}));
+  bool decode = false, bmm = false;
+  for (const OpCost& op : b.ops) {
+    if (op.op_class == "mla_decode") {
+      decode = true;
+      EXPECT_EQ(op.source.rfind("published (aiconfigurator, ", 0), 0u) << op.source;
+      EXPECT_NE(op.source.find("NVIDIA H200"), std::string::npos) << op.source;
+      EXPECT_EQ(op.detail, "absorbed decode over the latent cache (bf16 KV); SGLang's MLA kernel table");
+    }
+    if (op.op_class == "mla_bmm") bmm = true;
+  }
+  EXPECT_TRUE(decode);
+  EXPECT_TRUE(bmm);
+  o.engine = Engine::kVllm;
+  o.custom_all_reduce = engine_custom_all_reduce(Engine::kVllm, s.gpu);  // what the front ends set
+  bool vllm_ar = false;
+  for (const OpCost& op : s.make(o).explain(work(std::vector<int64_t>{1000, 2000})).ops) {
+    if (op.op_class == "mla_decode") {
+      EXPECT_NE(op.detail.find("SGLang's MLA kernel table (vLLM publishes its MLA attention only as a whole module"),
+                std::string::npos)
+          << op.detail;
+    }
+    if (op.name == "mlp_all_reduce") {
+      vllm_ar = true;
+      EXPECT_EQ(op.detail, "vLLM tensor_model_parallel_all_reduce table (custom kernel / NCCL by size)");
+      EXPECT_NE(op.limit, "custom");  // not the custom_all_reduce.h model
+    }
+  }
+  EXPECT_TRUE(vllm_ar);
 }
 
 }  // namespace

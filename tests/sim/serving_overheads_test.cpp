@@ -33,13 +33,13 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   }
   // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
   // serving"); the tool says "matches this fit" for each engine when they are current.
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 90'634'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 2'405'000);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight_prefill_share.value, 0.0492);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.812);
-  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 619'000);
-  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 227'044'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 102'491'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 0);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0551);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight_prefill_share.value, 0.0672);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.927);
+  EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 0);
+  EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 100'514'000);
   for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
     const ServingOverheads o = default_serving_overheads(e, true);
     EXPECT_TRUE(contains(o.request_per_in_flight_prefill_share.source, "fit half by sweep, in-sample"))

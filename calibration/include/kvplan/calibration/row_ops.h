@@ -41,9 +41,19 @@ StepOp fused_moe_row_op(double tokens, int64_t hidden, int64_t inter, int top_k,
 // output of all_gather, the full input of reduce_scatter): the bytes each rank sends, as the ring
 // algorithms move them, 2(n-1)/n of the buffer for all_reduce and (n-1)/n for the others.
 // all_reduce keeps the "bf16" grid variant of the existing all-reduce rows; the others have their own.
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+// kVllmAllReduce: vLLM's tensor_model_parallel_all_reduce (its custom kernel for small tensors,
+// NCCL above), the bytes of a ring all-reduce, grid variant "vllm_all_reduce".
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kVllmAllReduce };
 StepOp collective_op(CollectiveKind kind, double total_bytes, int ranks);
 StepOp all_reduce_op(double payload_bytes, int ranks);
+
+// Gated DeltaNet rows (README §6f): `batch` sequences of `seq_len` tokens, heads per GPU, the
+// kernels' fp32 recurrent state (hv·dk·dv·4 B) and bf16 conv state ((d_conv-1)·channels·2 B) per
+// sequence; the op gated_deltanet_op (mixer_ops.h) builds.
+StepOp gdn_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t hk, int64_t dk, int64_t hv, int64_t dv,
+                  int64_t d_conv);
+// Mamba-2 causal conv1d rows (README §6g): conv1d_op over `channels`.
+StepOp conv1d_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t channels, int64_t d_conv);
 
 // Elementwise operators (no grid). step_ops' RMSNorm is the fused add + norm (read x and the
 // residual, write both, read the weight): FLOPs 5·T·h, bytes 4·T·h·2 + h·2.

@@ -33,15 +33,21 @@ enum class OpClass {
   kMoeGemm,           // grouped expert GEMMs (fused MoE)
   kAttentionPrefill,  // softmax attention over prefill chunks (FlashAttention-style)
   kAttentionDecode,   // softmax / MLA-latent attention for decode queries (split-KV)
-  kRecurrent,         // Mamba selective scan / SSD, Gated DeltaNet state update and readout
+  kRecurrent,         // Mamba selective scan / SSD, lightning attention (Gated DeltaNet: its own class)
   kKvWrite,           // writing (and quantizing) new K/V into the cache
-  kElementwise,       // norms, RoPE, activations, residual adds, embedding gather, conv1d
+  kElementwise,       // norms, RoPE, activations, residual adds, embedding gather
   kCollective,        // tensor-parallel all-reduce / all-gather over the GPU interconnect
   kCopyH2D,           // host -> device copies (swap-in of offloaded KV) over PCIe
   kCopyD2H,           // device -> host copies (swap-out)
   kSampling,          // logits processing, softmax, top-k/top-p sampling
+  // Classes of today's attention variants (mixer_ops.h), each with its own published tables:
+  kMlaBmm,            // MLA decode absorb BMMs: q_nope x W_UK into the latent, latent out x W_UV
+  kMlaPrefill,        // MLA attention kernel over prefill chunks (qk dim nope + rope, per-head K/V)
+  kMlaDecode,         // MLA absorbed decode attention over the latent cache (kv_lora_rank + rope)
+  kGatedDeltaNet,     // Gated DeltaNet core: causal conv1d + chunked scan (prefill) or recurrent update (decode)
+  kConv1d,            // Mamba causal conv1d over the x/B/C channels (prefill: conv; decode: state update)
 };
-inline constexpr std::size_t kNumOpClasses = 11;
+inline constexpr std::size_t kNumOpClasses = 16;
 std::string_view op_class_name(OpClass c);  // "gemm", "moe_gemm", "attention_prefill", ...
 // Parses a name written by op_class_name; throws ConfigError naming `what`.
 OpClass parse_op_class(std::string_view name, std::string_view what);
@@ -71,6 +77,11 @@ struct EfficiencyCurve {
 //   attention_decode:  {sequences, kv tokens per sequence, query heads, kv heads}
 //   attention_prefill: {sequences, new tokens per sequence, query heads, kv heads}
 //   collective:        {bytes, ranks}
+//   mla_bmm:           {tokens, heads per GPU}
+//   mla_prefill:       {sequences, new tokens per sequence, heads per GPU}
+//   mla_decode:        {sequences, kv tokens per sequence, heads per GPU}
+//   gated_deltanet:    {sequences, tokens per sequence, value heads per GPU}
+//   conv1d:            {sequences, tokens per sequence, channels per GPU}
 // Other classes have no grid (dims 0).
 struct OpShape {
   std::array<double, 4> v{};

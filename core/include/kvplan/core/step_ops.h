@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kvplan/core/dtype.h"
+#include "kvplan/core/engine_memory.h"
 #include "kvplan/core/fused_moe.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/kv_scheme.h"
@@ -172,6 +173,13 @@ struct StepOpsOptions {
   bool force_head = false;   // add LM head + sampling even if this is not the last stage
   // Expert routing the fused MoE is costed under (fused_moe.h); nullopt: default_moe_routing(model).
   std::optional<MoeRouting> moe_routing;
+  // The serving engine: whose published kernel tables price its MLA kernels (mixer_ops.h) and
+  // its tensor-parallel all-reduce (vLLM's own, where the profile has that table).
+  Engine engine = Engine::kVllm;
+  // The profile has vLLM's own all-reduce table (collective grid "vllm_all_reduce"): with engine
+  // vLLM its tensor-parallel all-reduces are that variant, the engine's measured dispatch (custom
+  // kernel or NCCL by size), not NCCL's table or the custom_all_reduce.h model.
+  bool vllm_all_reduce_table = false;
 };
 
 // Expected distinct experts touched when `tokens` tokens each pick `top_k` of `experts` uniformly

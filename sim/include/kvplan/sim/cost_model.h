@@ -60,6 +60,9 @@ struct CostOptions {
   std::optional<CustomAllReduce> custom_all_reduce;
   // Expert routing of the fused MoE (core/fused_moe.h); nullopt: default_moe_routing(model).
   std::optional<MoeRouting> moe_routing;
+  // The serving engine, for the operators whose published tables differ per engine (MLA kernels,
+  // vLLM's all-reduce; core/mixer_ops.h). Front ends set the scenario's engine.
+  Engine engine = Engine::kVllm;
 };
 
 // One operator's cost in a step, for explanations (CLI --explain, GUI, docs).

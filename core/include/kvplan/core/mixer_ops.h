@@ -1,0 +1,83 @@
+// kvplan/core/mixer_ops.h — the operators of today's attention variants that have published tables
+// of their own: MLA (prefill, absorbed decode, absorb BMMs), Gated DeltaNet and Mamba's causal conv1d.
+//
+//   StepOp op = mla_decode_op(MlaOpEngine::kSglang, dims, /*sequences=*/64, /*kv_tokens=*/64 * 4096, ...);
+//   StepOp row = mla_decode_op(...)   // calibration/row_ops.cpp builds a table row's op with the same call
+//
+// One formula per operator, shared by the step's operator list (step_ops.cpp) and by the rows of the
+// published tables (calibration/row_ops.cpp), so a profile fitted on the rows prices the step's ops
+// with the same arithmetic. Which engine's table prices an MLA kernel is its grid variant
+// ("sglang_bf16", "trtllm_fp8_e4m3", "vllm_pre_bf16"): the engines run different kernels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kvplan/core/dtype.h"
+#include "kvplan/core/engine_memory.h"
+#include "kvplan/core/step_ops.h"
+
+namespace kvplan {
+
+// Whose published MLA tables price an MLA kernel. vLLM has a bare table only for its absorb BMMs
+// (its attention is published as a whole module, README §6c): its attention kernel is priced by
+// SGLang's table (the same FA3 MLA kernel on Hopper, TRT-LLM-gen MLA on Blackwell), said in
+// explanations.
+enum class MlaOpEngine : uint8_t { kVllm, kSglang, kTrtllm };
+MlaOpEngine mla_op_engine(Engine e);  // static -> vLLM
+const char* mla_op_engine_label(MlaOpEngine e);  // "vLLM", "SGLang", "TensorRT-LLM"
+// The engine whose attention-kernel table prices this engine's MLA attention.
+MlaOpEngine mla_attention_table(MlaOpEngine e);
+
+struct MlaDims {
+  int64_t kv_lora_rank = 512;   // r
+  int64_t rope_dim = 64;        // R
+  int64_t nope_dim = 128;       // n
+  int64_t v_dim = 128;          // v
+};
+
+// MLA prefill attention (the non-absorbed form every engine runs for prefill): K_nope and V of each
+// attended token decompressed per head, qk dim n + R, v dim v.
+//   FLOPs 2·pairs·heads·(n + R + v), bytes (new + kv_tokens)·heads·(n + R + v)·2
+// Shape {sequences, new tokens per sequence, heads}; variant "<engine>_<kv dtype>".
+StepOp mla_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, double new_tokens, double pairs,
+                      double kv_tokens, int64_t heads, DType kv_dtype);
+
+// MLA absorbed decode over the latent cache: every head attends the same (r + R)-wide latent per
+// token (the K side r + R, the V side r), queries and outputs in the latent space.
+//   FLOPs 2·q·kv_tokens·heads·(2r + R), bytes query_tokens·heads·(2r + R)·2 + kv_bytes
+// kv_bytes are the latent cache bytes read (r + R per token in the cache dtype), never per-head K/V.
+// Critical path: the longest sequence over ceil(heads / 64) x kDecodeMaxSplits CTAs (FlashMLA).
+// Shape {sequences, kv tokens per sequence, heads}; variant "<engine>_<kv dtype>".
+StepOp mla_decode_op(MlaOpEngine engine, const MlaDims& d, double sequences, double kv_tokens, double kv_tokens_max,
+                     double kv_bytes, double kv_bytes_per_token, int query_tokens_per_sequence, int64_t heads,
+                     DType kv_dtype);
+
+// MLA decode absorb BMMs, one batched GEMM over the heads: pre = q_nope[T, heads, n] x W_UK[heads, n, r],
+// post = out[T, heads, r] x W_UV[heads, r, v].
+//   FLOPs 2·T·heads·in·out, bytes heads·in·out·s(weights) + T·heads·(in + out)·2
+// `fp8`: the engine's fp8 BMM (SGLang sgl_kernel bmm_fp8, TRT-LLM fp8 block-scaling) at the fp8 rate.
+// Shape {tokens, heads}; variant "<engine>_<pre|post>_<bf16|fp8>".
+StepOp mla_bmm_op(MlaOpEngine engine, const MlaDims& d, bool pre, double tokens, int64_t heads, bool fp8);
+
+// Gated DeltaNet core of one layer on one GPU, as vLLM runs it: the causal conv1d over the packed
+// q/k/v channels (2·hk·dk + hv·dv) and the chunked delta-rule scan (prefill) or the fused recurrent
+// update (decode), with the recurrent state read and written once per sequence.
+//   FLOPs tokens·hv·(6·dk·dv [+ 64·(dk + dv) prefill]) + 2·tokens·channels·d_conv
+//   bytes 2·sequences·state_bytes + tokens·(2·hk·dk + 2·hv·dv)·2 + 2·tokens·channels·2
+// Shape {sequences, tokens per sequence, hv}; variant "prefill" / "decode".
+StepOp gated_deltanet_op(bool prefill, double sequences, double tokens, int64_t hk, int64_t dk, int64_t hv,
+                         int64_t dv, int d_conv, double state_bytes_per_sequence);
+
+// Causal conv1d over `channels` (Mamba-2: d_inner + 2·n_groups·d_state) with kernel d_conv:
+// prefill causal_conv1d_fn, decode causal_conv1d_update (reads and writes the (d_conv - 1)-token state).
+//   FLOPs 2·tokens·channels·d_conv, bytes 2·tokens·channels·2 + 2·sequences·(d_conv - 1)·channels·2
+// Shape {sequences, tokens per sequence, channels}; variant "prefill" / "decode".
+StepOp conv1d_op(bool prefill, double sequences, double tokens, int64_t channels, int d_conv);
+
+// What an operator of this file (or vLLM's all-reduce) stands for, for explanations: which engine's
+// table prices it and what work it covers, e.g. "absorbed decode over the latent cache; SGLang's
+// kernel table (vLLM has none: SGLang's FA3 MLA kernel stands in)". Empty for other operators.
+std::string op_detail(const StepOp& op, Engine engine);
+
+}  // namespace kvplan

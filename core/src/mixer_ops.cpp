@@ -1,0 +1,159 @@
+// The operators of MLA, Gated DeltaNet and Mamba's conv1d (mixer_ops.h): one formula each, for the
+// step's operator list and for the published tables' rows.
+#include "kvplan/core/mixer_ops.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace kvplan {
+
+namespace {
+
+constexpr double kAct = 2.0;  // bf16 activations, as step_ops.cpp
+
+StepOp make(const char* name, OpClass c, double flops, double bytes) {
+  StepOp op;
+  op.name = name;
+  op.op_class = c;
+  op.flops = flops;
+  op.bytes = bytes;
+  return op;
+}
+
+bool fp8_kv(DType kv) { return is_fp8(kv); }
+
+// Grid variants are static strings (StepOp::grid_variant): [engine][fp8 KV].
+constexpr const char* kAttentionVariants[3][2] = {
+    {"vllm_bf16", "vllm_fp8"}, {"sglang_bf16", "sglang_fp8"}, {"trtllm_bf16", "trtllm_fp8"}};
+// [engine][post][fp8]
+constexpr const char* kBmmVariants[3][2][2] = {
+    {{"vllm_pre_bf16", "vllm_pre_fp8"}, {"vllm_post_bf16", "vllm_post_fp8"}},
+    {{"sglang_pre_bf16", "sglang_pre_fp8"}, {"sglang_post_bf16", "sglang_post_fp8"}},
+    {{"trtllm_pre_bf16", "trtllm_pre_fp8"}, {"trtllm_post_bf16", "trtllm_post_fp8"}}};
+
+}  // namespace
+
+MlaOpEngine mla_op_engine(Engine e) {
+  switch (e) {
+    case Engine::kSglang: return MlaOpEngine::kSglang;
+    case Engine::kTrtllm: return MlaOpEngine::kTrtllm;
+    case Engine::kVllm:
+    case Engine::kStatic: break;
+  }
+  return MlaOpEngine::kVllm;
+}
+
+const char* mla_op_engine_label(MlaOpEngine e) {
+  switch (e) {
+    case MlaOpEngine::kSglang: return "SGLang";
+    case MlaOpEngine::kTrtllm: return "TensorRT-LLM";
+    case MlaOpEngine::kVllm: break;
+  }
+  return "vLLM";
+}
+
+MlaOpEngine mla_attention_table(MlaOpEngine e) { return e == MlaOpEngine::kVllm ? MlaOpEngine::kSglang : e; }
+
+StepOp mla_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, double new_tokens, double pairs,
+                      double kv_tokens, int64_t heads, DType kv_dtype) {
+  const double width = static_cast<double>(heads * (d.nope_dim + d.rope_dim + d.v_dim));
+  StepOp op = make("attention_prefill", OpClass::kMlaPrefill, 2.0 * pairs * width,
+                   new_tokens * width * kAct + kv_tokens * width * kAct);
+  const double seqs = std::max(1.0, sequences);
+  op.shape = OpShape{{seqs, new_tokens / seqs, static_cast<double>(heads), 0}, 3};
+  op.grid_dtype = kv_dtype;
+  op.grid_variant = kAttentionVariants[static_cast<int>(mla_attention_table(engine))][fp8_kv(kv_dtype) ? 1 : 0];
+  return op;
+}
+
+StepOp mla_decode_op(MlaOpEngine engine, const MlaDims& d, double sequences, double kv_tokens, double kv_tokens_max,
+                     double kv_bytes, double kv_bytes_per_token, int query_tokens_per_sequence, int64_t heads,
+                     DType kv_dtype) {
+  const double width = static_cast<double>(heads * (2 * d.kv_lora_rank + d.rope_dim));
+  const double seqs = std::max(1.0, sequences);
+  StepOp op = make("attention_decode", OpClass::kMlaDecode, 2.0 * query_tokens_per_sequence * kv_tokens * width,
+                   seqs * query_tokens_per_sequence * width * kAct + kv_bytes);
+  op.critical_bytes = kv_tokens_max * kv_bytes_per_token;
+  op.critical_ctas = static_cast<int>((heads + kMlaHeadsPerCta - 1) / kMlaHeadsPerCta) * kDecodeMaxSplits;
+  op.shape = OpShape{{seqs, kv_tokens / seqs, static_cast<double>(heads), 0}, 3};
+  op.grid_dtype = kv_dtype;
+  op.grid_variant = kAttentionVariants[static_cast<int>(mla_attention_table(engine))][fp8_kv(kv_dtype) ? 1 : 0];
+  return op;
+}
+
+StepOp mla_bmm_op(MlaOpEngine engine, const MlaDims& d, bool pre, double tokens, int64_t heads, bool fp8) {
+  // vLLM has no fp8 BMM path (README §6e): its BMMs stay bf16 whatever the weights.
+  if (engine == MlaOpEngine::kVllm) fp8 = false;
+  const double in = static_cast<double>(pre ? d.nope_dim : d.kv_lora_rank);
+  const double out = static_cast<double>(pre ? d.kv_lora_rank : d.v_dim);
+  const double h = static_cast<double>(heads);
+  StepOp op = make(pre ? "q_absorb" : "v_absorb", OpClass::kMlaBmm, 2.0 * tokens * h * in * out,
+                   h * in * out * (fp8 ? 1.0 : kAct) + tokens * h * (in + out) * kAct);
+  op.dtype = fp8 ? DType::kFp8E4M3 : DType::kBF16;
+  op.grid_dtype = op.dtype;
+  op.shape = OpShape{{tokens, h, 0, 0}, 2};
+  op.grid_variant = kBmmVariants[static_cast<int>(engine)][pre ? 0 : 1][fp8 ? 1 : 0];
+  return op;
+}
+
+StepOp gated_deltanet_op(bool prefill, double sequences, double tokens, int64_t hk, int64_t dk, int64_t hv,
+                         int64_t dv, int d_conv, double state_bytes_per_sequence) {
+  constexpr double kChunk = 64;  // the chunked delta rule's chunk (fla / FlashInfer)
+  const double channels = static_cast<double>(2 * hk * dk + hv * dv);
+  const double per_head = 6.0 * static_cast<double>(dk * dv) + (prefill ? kChunk * static_cast<double>(dk + dv) : 0.0);
+  const double io = static_cast<double>(2 * hk * dk + 2 * hv * dv) * kAct;  // q, k, v, gates in; o out
+  StepOp op = make(prefill ? "gdn_prefill" : "gdn_decode", OpClass::kGatedDeltaNet,
+                   tokens * static_cast<double>(hv) * per_head + 2.0 * tokens * channels * d_conv,
+                   2.0 * sequences * state_bytes_per_sequence + tokens * io + 2.0 * tokens * channels * kAct);
+  op.kernels = 2;
+  const double seqs = std::max(1.0, sequences);
+  op.shape = OpShape{{seqs, tokens / seqs, static_cast<double>(hv), 0}, 3};
+  op.grid_variant = prefill ? "prefill" : "decode";
+  return op;
+}
+
+StepOp conv1d_op(bool prefill, double sequences, double tokens, int64_t channels, int d_conv) {
+  const double ch = static_cast<double>(channels);
+  StepOp op = make("conv1d", OpClass::kConv1d, 2.0 * tokens * ch * d_conv,
+                   2.0 * tokens * ch * kAct + 2.0 * sequences * (d_conv - 1) * ch * kAct);
+  const double seqs = std::max(1.0, sequences);
+  op.shape = OpShape{{seqs, tokens / seqs, ch, 0}, 3};
+  op.grid_variant = prefill ? "prefill" : "decode";
+  return op;
+}
+
+std::string op_detail(const StepOp& op, Engine engine) {
+  const MlaOpEngine e = mla_op_engine(engine);
+  const std::string variant = op.grid_variant != nullptr ? op.grid_variant : "";
+  const bool fp8 = variant.find("fp8") != std::string::npos;
+  switch (op.op_class) {
+    case OpClass::kMlaPrefill:
+    case OpClass::kMlaDecode: {
+      const MlaOpEngine table = mla_attention_table(e);
+      const std::string what = op.op_class == OpClass::kMlaDecode
+                                   ? fmt::format("absorbed decode over the latent cache ({} KV)", fp8 ? "fp8" : "bf16")
+                                   : std::string("prefill attention after kv_b_proj (per-head K/V)");
+      if (table == e) return fmt::format("{}; {}'s MLA kernel table", what, mla_op_engine_label(e));
+      return fmt::format("{}; {}'s MLA kernel table ({} publishes its MLA attention only as a whole module: the same "
+                         "FA3 / TRT-LLM-gen MLA kernel stands in)",
+                         what, mla_op_engine_label(table), mla_op_engine_label(e));
+    }
+    case OpClass::kMlaBmm:
+      return fmt::format("{} absorb BMM, {}, {}'s table", std::strncmp(op.name, "q_absorb", 8) == 0 ? "W_UK" : "W_UV",
+                         fp8 ? "fp8" : "bf16", mla_op_engine_label(e));
+    case OpClass::kGatedDeltaNet:
+      return variant == "prefill" ? "causal conv1d + chunked gated delta rule (vLLM's kernels)"
+                                  : "causal conv1d update + fused recurrent gated delta rule (vLLM's kernels)";
+    case OpClass::kConv1d:
+      return variant == "prefill" ? "causal_conv1d_fn (TensorRT-LLM Mamba-2 table)"
+                                  : "causal_conv1d_update (TensorRT-LLM Mamba-2 table)";
+    case OpClass::kCollective:
+      if (variant == "vllm_all_reduce") return "vLLM tensor_model_parallel_all_reduce table (custom kernel / NCCL by size)";
+      return "";
+    default: return "";
+  }
+}
+
+}  // namespace kvplan

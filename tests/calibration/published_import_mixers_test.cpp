@@ -1,0 +1,112 @@
+// The section 6 readers of published_import_mixers.cpp on small hand-made tables: the MLA decode
+// attends step + 1 tokens of the latent cache, repeated measurement passes keep the first, Gated
+// DeltaNet's two kernel rows become one row with their summed time, a Mamba-2 shape measured for
+// two models is imported once, and vLLM's eager all-reduce rows are left out.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/calibration/published_import.h"
+#include "kvplan/calibration/row_ops.h"
+
+namespace kvplan::calibration {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string write(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("kvplan_mixers_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return (dir / name).string();
+}
+
+TEST(PublishedImportMixers, MlaDecodeReadsTheLatentOfStepPlusOneTokens) {
+  const std::string path = write(
+      "aiconfigurator_mla_attention_sglang_trtllm_h100_h200_b200.csv",
+      "gpu,framework,version,op_name,kernel_source,mla_dtype,kv_cache_dtype,num_heads,batch_size,isl,tp_size,step,"
+      "latency\n"
+      "h200_sxm,SGLang,0.5.14,mla_generation,flash_attention,bfloat16,fp8,16,4,1,8,1023,0.02\n"
+      "h200_sxm,SGLang,0.5.14,mla_generation,flash_attention,bfloat16,fp8,16,4,1,8,1023,0.03\n"  // second pass
+      "h200_sxm,TRTLLM,1.3.0rc20,mla_context,default,bfloat16,bfloat16,128,2,100,1,0,0.05\n");
+  const PublishedTables t = read_published_table(path);
+  ASSERT_EQ(t.runs.size(), 2u);  // SGLang generation, TRT-LLM context
+  ASSERT_EQ(t.runs[0].rows.size(), 1u);  // the repeated pass is not imported
+  const Measurement& m = t.runs[0].rows[0];
+  EXPECT_EQ(m.op_class, "mla_decode");
+  EXPECT_DOUBLE_EQ(m.median_ns, 20000.0);  // the first pass
+  // 4 x 16 heads x (2 x 512 + 64) x 2 B of queries / outputs + 4 x 1024 tokens x 576 B of fp8 latent
+  EXPECT_DOUBLE_EQ(m.bytes, 4.0 * 16 * 1088 * 2 + 4.0 * 1024 * 576);
+  const StepOp op = row_op(m);
+  EXPECT_STREQ(op.grid_variant, "sglang_fp8");
+  EXPECT_DOUBLE_EQ(op.shape.v[1], 1024.0);
+  EXPECT_EQ(t.runs[0].info.host, "published: aiconfigurator, SGLang 0.5.14");
+  const Measurement& c = t.runs[1].rows.at(0);
+  EXPECT_EQ(c.op_class, "mla_prefill");
+  // 2 x 5050 causal pairs x 128 heads x (128 + 64 + 128) x 2 FLOPs
+  EXPECT_DOUBLE_EQ(c.flops, 2.0 * 2 * 5050 * 128 * 320);
+  EXPECT_STREQ(row_op(c).grid_variant, "trtllm_bf16");
+}
+
+TEST(PublishedImportMixers, GatedDeltaNetSumsItsTwoKernels) {
+  const std::string head =
+      "gpu,framework,version,op_name,kernel_source,phase,batch_size,seq_len,num_tokens,d_model,d_conv,num_k_heads,"
+      "head_k_dim,num_v_heads,head_v_dim,model_name,latency\n";
+  const std::string path = write("aiconfigurator_gdn_vllm_h100_h200_b200.csv",
+                                 head +
+                                     "h100_sxm,vLLM,0.24.0,gdn,causal_conv1d_update,generation,8,1,8,2048,4,16,128,32,128,A,0.002\n"
+                                     "h100_sxm,vLLM,0.24.0,gdn,fused_recurrent_gated_delta_rule_packed_decode,generation,8,1,8,"
+                                     "2048,4,16,128,32,128,A,0.005\n"
+                                     // the same per-GPU shape for another model: imported once
+                                     "h100_sxm,vLLM,0.24.0,gdn,causal_conv1d_update,generation,8,1,8,4096,4,16,128,32,128,B,0.0021\n"
+                                     "h100_sxm,vLLM,0.24.0,gdn,fused_recurrent_gated_delta_rule_packed_decode,generation,8,1,8,"
+                                     "4096,4,16,128,32,128,B,0.0052\n"
+                                     // a shape with one kernel only: left out
+                                     "h100_sxm,vLLM,0.24.0,gdn,causal_conv1d_fn,context,1,64,64,2048,4,16,128,32,128,A,0.003\n");
+  const PublishedTables t = read_published_table(path);
+  ASSERT_EQ(t.runs.size(), 1u);
+  ASSERT_EQ(t.runs[0].rows.size(), 1u);
+  const Measurement& m = t.runs[0].rows[0];
+  EXPECT_EQ(m.op_class, "gated_deltanet");
+  EXPECT_NEAR(m.median_ns, 7000.0, 1e-6);  // 2 us conv1d update + 5 us recurrent update
+  // state: 32 x 128 x 128 x 4 B fp32 + 3 x (2 x 16 x 128 + 32 x 128) x 2 B conv = 2,146,304 B per sequence
+  const double channels = 2.0 * 16 * 128 + 32 * 128;
+  const double state = 32.0 * 128 * 128 * 4 + 3 * channels * 2;
+  EXPECT_DOUBLE_EQ(m.bytes, 2.0 * 8 * state + 8.0 * (2 * 16 * 128 + 2 * 32 * 128) * 2 + 2.0 * 8 * channels * 2);
+  EXPECT_STREQ(row_op(m).grid_variant, "decode");
+  EXPECT_EQ(t.notes.size(), 1u);
+}
+
+TEST(PublishedImportMixers, Mamba2SameShapeOnceAndVllmEagerLeftOut) {
+  const std::string mamba = write(
+      "aiconfigurator_mamba2_trtllm_h100_h200_b200.csv",
+      "gpu,framework,version,op_name,kernel_source,phase,batch_size,seq_len,num_tokens,d_model,d_state,d_conv,nheads,"
+      "head_dim,n_groups,chunk_size,model_name,latency\n"
+      "b200_sxm,TRTLLM,1.3.0rc20,mamba2,causal_conv1d_fn,context,1,128,128,8192,128,4,64,64,8,256,X,0.01\n"
+      "b200_sxm,TRTLLM,1.3.0rc20,mamba2,causal_conv1d_fn,context,1,128,128,2688,128,4,64,64,8,128,Y,0.011\n");
+  const PublishedTables m = read_published_table(mamba);
+  ASSERT_EQ(m.runs.size(), 1u);
+  ASSERT_EQ(m.runs[0].rows.size(), 1u);  // 64 x 64 + 2 x 8 x 128 = 6144 channels, measured twice
+  EXPECT_EQ(m.runs[0].rows[0].op_class, "conv1d");
+  EXPECT_DOUBLE_EQ(m.runs[0].rows[0].flops, 2.0 * 128 * 6144 * 4);
+  const std::string ar = write("aiconfigurator_custom_allreduce_vllm_h100_h200_b200.csv",
+                               "gpu,framework,version,op_name,kernel_source,allreduce_dtype,num_gpus,message_size,latency,"
+                               "backend\n"
+                               "h200_sxm,vLLM,0.24.0,all_reduce,vLLM_custom_graph,bfloat16,4,4096,0.005,vllm_graph\n"
+                               "h200_sxm,vLLM,0.24.0,all_reduce,vLLM_custom_eager,bfloat16,4,4096,0.02,vllm_eager\n");
+  const PublishedTables a = read_published_table(ar);
+  ASSERT_EQ(a.runs.size(), 1u);
+  ASSERT_EQ(a.runs[0].rows.size(), 1u);
+  const StepOp op = row_op(a.runs[0].rows[0]);
+  EXPECT_STREQ(op.grid_variant, "vllm_all_reduce");
+  EXPECT_DOUBLE_EQ(op.shape.v[0], 8192.0);  // 4096 bf16 ELEMENTS = 8192 B per rank
+  EXPECT_DOUBLE_EQ(op.bytes, 2.0 * 3 / 4 * 8192);
+}
+
+}  // namespace
+}  // namespace kvplan::calibration
