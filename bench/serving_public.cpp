@@ -170,7 +170,7 @@ int validate_public_gpu(const std::string& data, const std::string& gpu, bool wr
                  "stays not validated\n",
                  results.size(), sources.size(), kMinPublicBandRuns, gpu);
     } else {
-      const std::string file = KVPLAN_SOURCE_DIR "/data/profiles/" + gpu + ".json";
+      const std::string file = data + "/profiles/" + gpu + ".json";
       std::ifstream in(file);
       if (!in) throw kvplan::ConfigError(fmt::format("--write-band: cannot read '{}'", file));
       std::stringstream text;
