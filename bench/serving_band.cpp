@@ -60,10 +60,12 @@ void write_band(const std::string& path, const Band& band) {
   b.how = fmt::format(
       "p90 |error| of mean TTFT and TPOT, kvplan's defaults against {} answered held-out whole-model runs of NVIDIA "
       "aiconfigurator's {} e2e set (data/measurements/{}, agg, attention-DP and disaggregated; vLLM, SGLang, "
-      "TensorRT-LLM; held out by sweep, the other sweeps of the H100 and H200 sets fitted the per-engine serving "
-      "terms; {} held-out runs kvplan refuses are not in the band); per engine: {} (bench/validate_serving.cpp, "
-      "--write-band)",
-      band.rows, band.gpu == "h200" ? "H200 SXM" : "H100 SXM", file, band.refused, per);
+      "TensorRT-LLM; {}; {} held-out runs kvplan refuses are not in the band); per engine: {} "
+      "(bench/validate_serving.cpp, --write-band)",
+      band.rows, band.gpu == "h200" ? "H200 SXM" : "H100 SXM", file,
+      band.gpu == "h200" ? "no H200 run was fitted: the serving terms come from the H100 set's fit half"
+                         : "held out by sweep, the other sweeps of the H100 set fitted the per-engine serving terms",
+      band.refused, per);
   profile.set_band(b);
   write_file_atomically(path, json_text_flat_arrays(profile.to_json()) + "\n");
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
@@ -25,6 +26,24 @@ ValidateOptions& options() {
 }
 
 bool in_fit_half(const ServingCase& c) { return in_fit_half(c, options().split); }
+
+size_t jobs() {
+  if (const char* env = std::getenv("KVPLAN_JOBS")) {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n >= 1) return static_cast<size_t>(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<Result> simulate_all(const std::vector<const ServingCase*>& cases, Client client,
+                                 const std::function<std::optional<Terms>(const ServingCase&)>& terms) {
+  const std::vector<Prediction> p =
+      parallel_map<Prediction>(cases.size(), [&](size_t i) { return simulate(*cases[i], client, terms(*cases[i])); });
+  std::vector<Result> out;
+  out.reserve(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) out.push_back({cases[i], p[i]});
+  return out;
+}
 
 Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> terms) {
   Prediction p;
@@ -103,14 +122,27 @@ void fit_terms(Regime& g) {
       rows.prompt_prefill_ms.push_back(prompt_prefill_ms(*r->c));
       rows.step_row.push_back(true);  // fit_row: concurrency <= kFitMaxConcurrency already
     }
+    // fit_serving_terms asks for one row at a time, every row with the same terms in a stage: the
+    // first ask with new terms simulates all rows with them at once (parallel_map), the rest read.
+    std::map<std::vector<double>, std::vector<Prediction>> by_terms;
     const kvplan::plan::ServingTermsFitResult fit = kvplan::plan::fit_serving_terms(
         rows, [&](size_t i, const kvplan::plan::ServingTerms& t) -> std::optional<std::pair<double, double>> {
           // No terms: the run of the pass already made.
-          const Prediction p = t == kvplan::plan::ServingTerms{}
-                                   ? results[i]->pred
-                                   : simulate(*results[i]->c, g.client,
-                                              Terms{t.request_ms, t.per_in_flight_ms, t.step_ms, t.factor,
-                                                    t.prefill_share, t.prefill_factor});
+          if (t == kvplan::plan::ServingTerms{}) {
+            if (!results[i]->pred.ok) return std::nullopt;
+            return std::make_pair(results[i]->pred.ttft_ms, results[i]->pred.tpot_ms);
+          }
+          const Terms terms{t.request_ms, t.per_in_flight_ms, t.step_ms, t.factor, t.prefill_share, t.prefill_factor};
+          const std::vector<double> key{terms.request_ms, terms.per_in_flight_ms, terms.step_ms,
+                                        terms.factor,     terms.prefill_share,    terms.prefill_factor};
+          auto it = by_terms.find(key);
+          if (it == by_terms.end()) {
+            it = by_terms
+                     .emplace(key, parallel_map<Prediction>(results.size(),
+                                                            [&](size_t j) { return simulate(*results[j]->c, g.client, terms); }))
+                     .first;
+          }
+          const Prediction& p = it->second[i];
           if (!p.ok) return std::nullopt;
           return std::make_pair(p.ttft_ms, p.tpot_ms);
         });

@@ -6,9 +6,14 @@
 //   fit_terms(staggered);      // per engine: step factor, step overhead, request terms
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kvplan/sim/serving_overheads.h"
@@ -41,6 +46,29 @@ enum class Client { kBench, kBurst, kAsGiven };
 Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> terms);
 
 bool in_fit_half(const ServingCase& c);  // by options().split
+
+// Threads a pass simulates on: KVPLAN_JOBS, else the hardware's threads (at least 1).
+size_t jobs();
+
+// fn(0) ... fn(n - 1) on up to jobs() threads, result i at index i: every simulation is deterministic
+// and independent of the others, so the output is the same for any number of threads.
+template <class T, class F>
+std::vector<T> parallel_map(size_t n, F fn) {
+  std::vector<T> out(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++) out[i] = fn(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min(n, jobs()); ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+// Every case of `cases` simulated (parallel_map), in order.
+std::vector<Result> simulate_all(const std::vector<const ServingCase*>& cases, Client client,
+                                 const std::function<std::optional<Terms>(const ServingCase&)>& terms);
 
 // One start rule: its runs without and with its own fitted terms.
 struct Regime {

@@ -268,32 +268,33 @@ int main(int argc, char** argv) {
       refused.push_back({&c, p});
       continue;
     }
-    if (shipped_only) {
-      runnable.push_back(&c);
-      continue;
-    }
-    Prediction p = simulate(c, Client::kBench, Terms{});
-    if (!p.ok) {
-      p.error = "kvplan refuses the run: " + p.error;
-      refused.push_back({&c, p});
-      continue;
-    }
     runnable.push_back(&c);
-    staggered.none.push_back({&c, p});
+  }
+  if (!shipped_only) {
+    std::vector<const ServingCase*> answered;
+    for (Result& r : simulate_all(runnable, Client::kBench, [](const ServingCase&) { return Terms{}; })) {
+      if (!r.pred.ok) {
+        r.pred.error = "kvplan refuses the run: " + r.pred.error;
+        refused.push_back(r);
+        continue;
+      }
+      answered.push_back(r.c);
+      staggered.none.push_back(r);
+    }
+    runnable = answered;
   }
   // The shipped pass decides refusals when no other pass runs.
   std::vector<Result> shipped;
   if (shipped_only) {
     std::vector<const ServingCase*> answered;
-    for (const ServingCase* c : runnable) {
-      Prediction p = simulate(*c, Client::kAsGiven, std::nullopt);
-      if (!p.ok) {
-        p.error = "kvplan refuses the run: " + p.error;
-        refused.push_back({c, p});
+    for (Result& r : simulate_all(runnable, Client::kAsGiven, [](const ServingCase&) { return std::optional<Terms>{}; })) {
+      if (!r.pred.ok) {
+        r.pred.error = "kvplan refuses the run: " + r.pred.error;
+        refused.push_back(r);
         continue;
       }
-      answered.push_back(c);
-      shipped.push_back({c, p});
+      answered.push_back(r.c);
+      shipped.push_back(r);
     }
     runnable = answered;
     fmt::print("pass shipped defaults: {} rows simulated, {} refused, {} excluded, {:.1f} s wall\n", runnable.size(),
@@ -318,16 +319,16 @@ int main(int argc, char** argv) {
 
   std::map<std::string, const Regime*> chosen;
   if (!shipped_only) {
-    for (const ServingCase* c : runnable) burst.none.push_back({c, simulate(*c, Client::kBurst, Terms{})});
+    burst.none = simulate_all(runnable, Client::kBurst, [](const ServingCase&) { return Terms{}; });
     fmt::print("pass burst start, no terms: {:.1f} s wall\n", wall());
     std::fflush(stdout);  // progress is visible while the next pass runs
     for (Regime* g : {&staggered, &burst}) {
       fit_terms(*g);
-      for (const ServingCase* c : runnable) g->fitted.push_back({c, simulate(*c, g->client, g->fit[c->engine])});
+      g->fitted = simulate_all(runnable, g->client, [g](const ServingCase& c) { return g->fit.at(c.engine); });
       g->score = fit_half_scores(g->fitted);
       fmt::print("pass {} start + its fitted terms: {:.1f} s wall\n", g->name, wall());
     }
-    for (const ServingCase* c : runnable) shipped.push_back({c, simulate(*c, Client::kAsGiven, std::nullopt)});
+    shipped = simulate_all(runnable, Client::kAsGiven, [](const ServingCase&) { return std::optional<Terms>{}; });
     fmt::print("pass shipped defaults: {:.1f} s wall\n", wall());
     std::fflush(stdout);  // progress is visible while the next pass runs
 

@@ -106,7 +106,7 @@ TEST(BenchClient, CycleEstimateByHand) {
 }
 
 TEST(BenchClient, DefaultStartPerEngine) {
-  EXPECT_EQ(default_bench_start(Engine::kSglang), BenchStart::kStaggered);  // since the joint fit, 2026-12-06
+  EXPECT_EQ(default_bench_start(Engine::kSglang), BenchStart::kBurst);  // the H100 fit's choice, 2026-12-06
   EXPECT_EQ(default_bench_start(Engine::kVllm), BenchStart::kStaggered);
   EXPECT_EQ(default_bench_start(Engine::kTrtllm), BenchStart::kStaggered);
   EXPECT_EQ(parse_bench_start("burst"), BenchStart::kBurst);
