@@ -375,22 +375,23 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     } else if (precision.empty()) {
       // bf16, the checkpoint's own dtype (README 1e: empty precision = native bf16, inference).
     } else if (precision == "fp8" && (gemm == "fp8" || gemm == "fp8_block" || gemm.empty())) {
-      c.memory_flags["quantization"] = "fp8";
-      if (gemm == "fp8_block") {
-        add_note(c, "fp8_block GEMMs run as per-tensor fp8 (kvplan has no block-scaled fp8 GEMM variant): the same "
-                    "weight bytes up to the scales");
+      // 128x128 block-scaled FP8 (the FP8 releases of DeepSeek, Qwen3.5, GLM-5; SGLang's online fp8)
+      // is its own format: the same bytes as per-tensor fp8 up to the scales, but not the same
+      // kernels — vLLM's fused MoE for per-tensor fp8 is up to 6x slower than the block-scaled one
+      // at small batches (aiconfigurator's H200 MoE table, 512 experts, 4 tokens: 1.04 vs 0.17 ms),
+      // so a block-scaled run priced as per-tensor fp8 is far too slow (Qwen3.5-397B on H200: TPOT
+      // +124%). Either part block-scaled: --quantization fp8-block (kvplan's GEMM class has no
+      // block-scaled variant on Hopper and uses the fp8 rate for the dense GEMMs; the MoE class has).
+      const bool block = gemm == "fp8_block" || field(r, "moe_quant_mode", path) == "fp8_block";
+      c.memory_flags["quantization"] = block ? "fp8-block" : "fp8";
+      if (block && gemm != "fp8_block") {
+        add_note(c, "per-tensor fp8 GEMMs with fp8_block experts run as fp8-block (one --quantization for both)");
+      } else if (block && field(r, "moe_quant_mode", path) != "fp8_block" && !field(r, "moe_quant_mode", path).empty()) {
+        add_note(c, "fp8_block GEMMs with per-tensor fp8 experts run as fp8-block (one --quantization for both)");
       }
       if (c.model == "nvidia/Llama-3.1-8B-Instruct-FP8") {
         add_note(c, "NVIDIA's FP8 checkpoint run as the bf16 preset with --quantization fp8 (per-tensor W8A8)");
       }
-      if (field(r, "moe_quant_mode", path) == "fp8_block") {
-        add_note(c, "fp8_block experts run as per-tensor fp8 (no FP8-checkpoint preset): same bytes up to the scales");
-      }
-    } else if (precision == "fp8" && gemm == "fp8_block") {
-      // Online FP8 with 128x128 block scales (SGLang --quantization fp8 on a bf16 checkpoint): run as
-      // per-tensor fp8, the same bytes and tensor-core rate up to the scales.
-      c.memory_flags["quantization"] = "fp8";
-      add_note(c, "fp8_block GEMMs run as per-tensor fp8: same bytes and rate up to the scales");
     } else {
       c.why_not = fmt::format("precision {} / gemm {} has no kvplan --quantization", precision, gemm);
     }

@@ -129,5 +129,23 @@ TEST(ServingCases, DisaggRowWithoutWorkerCountsIsExcludedNotRefused) {
   EXPECT_NE(cases[0].why_not.find("worker counts not recorded"), std::string::npos);
 }
 
+TEST(ServingCases, BlockScaledFp8RowsRunAsFp8BlockNotPerTensorFp8) {
+  // Qwen3.5-397B (a bf16 preset) on 8 H200s with SGLang, FP8 with 128x128 block scales on the experts:
+  // vLLM's fused MoE runs another kernel for block scales (6x faster at 4 tokens), so the row must be
+  // --quantization fp8-block, not fp8; a per-tensor row stays fp8.
+  const std::string block =
+      "q35_c4,silicon_concurrency=4,sglang,0.5.9,Qwen/Qwen3.5-397B-A17B,h200_sxm,fp8,agg,1024,8192,fp8,fp8_block,"
+      "4,8,1,1,1,8,,,,,,,,,,,,,,,308.8,9.4\n";
+  const std::string tensor =
+      "l8_c4,silicon_concurrency=4,vllm,0.11.2,meta-llama/Llama-3.1-8B-Instruct,h200_sxm,fp8,agg,1024,1024,fp8,,"
+      "4,1,1,1,1,1,,,,,,,,,,,,,,,30.0,5.0\n";
+  const std::vector<ServingCase> cases = read_aiconfigurator_e2e(write_csv("fp8.csv", block + tensor));
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].memory_flags.at("quantization"), "fp8-block") << cases[0].notes;
+  EXPECT_NE(cases[0].notes.find("per-tensor fp8 GEMMs with fp8_block experts run as fp8-block"), std::string::npos)
+      << cases[0].notes;
+  EXPECT_EQ(cases[1].memory_flags.at("quantization"), "fp8");
+}
+
 }  // namespace
 }  // namespace kvplan::bench
