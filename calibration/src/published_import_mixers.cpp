@@ -129,8 +129,11 @@ std::string engine_what(MlaOpEngine e, const std::string& version) {
 // (two passes, median ratio 1.0005; README §6d), and AIC's loader keeps the first.
 struct FirstOnly {
   std::set<std::string> seen;
+  int64_t repeats = 0;  // rows refused by first()
   bool first(const std::string& gpu, const std::string& kernel, const Json& params) {
-    return seen.insert(gpu + "|" + kernel + "|" + params.dump()).second;
+    if (seen.insert(gpu + "|" + kernel + "|" + params.dump()).second) return true;
+    ++repeats;
+    return false;
   }
 };
 
@@ -142,7 +145,6 @@ struct FirstOnly {
 void read_aic_mla_attention(TableSink& sink, CsvReader& csv) {
   Runs runs;
   FirstOnly once;
-  int64_t duplicates = 0;
   const MlaDims dims;
   while (csv.next()) {
     const Gpu& gpu = gpu_of(csv);
@@ -178,10 +180,7 @@ void read_aic_mla_attention(TableSink& sink, CsvReader& csv) {
       row_op = mla_decode_op(engine, dims, b, b * static_cast<double>(kv_len), static_cast<double>(kv_len),
                              b * static_cast<double>(kv_len) * bpt, bpt, 1, heads, kv);
     }
-    if (!once.first(gpu.key, kernel, params)) {
-      ++duplicates;
-      continue;
-    }
+    if (!once.first(gpu.key, kernel, params)) continue;
     const std::string family = engine == MlaOpEngine::kSglang ? "sglang/0.5.14" : "trtllm/1.3.0rc20";
     PublishedRun& run = run_of(runs, csv, gpu,
                                fmt::format("mla/{}/{}_mla_perf", family, prefill ? "context" : "generation"),
@@ -193,10 +192,10 @@ void read_aic_mla_attention(TableSink& sink, CsvReader& csv) {
                            prefill ? "causal prefill, no cached prefix" : "absorbed decode over the latent cache"));
     add_row(run, kernel, row_op, params, ms * kNsPerMs);
   }
-  if (duplicates > 0) {
+  if (once.repeats > 0) {
     sink.out.notes.push_back(fmt::format("{}: {} repeated row(s) (second measurement pass) not imported; the first "
                                          "of each kept, as AIC's loader does",
-                                         csv.file(), duplicates));
+                                         csv.file(), once.repeats));
   }
   sink.append(runs.take());
 }
@@ -205,7 +204,6 @@ void read_aic_mla_attention(TableSink& sink, CsvReader& csv) {
 void read_aic_mla_bmm(TableSink& sink, CsvReader& csv) {
   Runs runs;
   FirstOnly once;
-  int64_t duplicates = 0;
   const MlaDims dims;
   while (csv.next()) {
     const Gpu& gpu = gpu_of(csv);
@@ -224,10 +222,7 @@ void read_aic_mla_bmm(TableSink& sink, CsvReader& csv) {
     const std::string kernel = fmt::format("aic_mla_bmm_{}", csv.text("kernel_source"));
     const Json params = {{"mla_bmm", pre ? "pre" : "post"}, {"engine", engine_key(engine)}, {"tokens", tokens},
                          {"num_heads", heads}, {"dtype", fp8 ? "fp8" : "bf16"}};
-    if (!once.first(gpu.key, kernel, params)) {
-      ++duplicates;
-      continue;
-    }
+    if (!once.first(gpu.key, kernel, params)) continue;
     PublishedRun& run = run_of(runs, csv, gpu, fmt::format("mla_bmm/{}/{}/mla_bmm_perf", engine_key(engine), version),
                                engine_what(engine, version));
     add_kernel(run, kernel, OpClass::kMlaBmm,
@@ -235,9 +230,9 @@ void read_aic_mla_bmm(TableSink& sink, CsvReader& csv) {
                            mla_op_engine_label(engine), csv.text("kernel_source")));
     add_row(run, kernel, mla_bmm_op(engine, dims, pre, static_cast<double>(tokens), heads, fp8), params, ms * kNsPerMs);
   }
-  if (duplicates > 0) {
+  if (once.repeats > 0) {
     sink.out.notes.push_back(fmt::format("{}: {} repeated row(s) not imported (first of each kept)", csv.file(),
-                                         duplicates));
+                                         once.repeats));
   }
   sink.append(runs.take());
 }
@@ -288,7 +283,7 @@ void read_aic_gdn(TableSink& sink, CsvReader& csv) {
   }
   Runs runs;
   FirstOnly once;
-  int64_t halves = 0, duplicates = 0;
+  int64_t halves = 0;
   for (const std::string& key : order) {
     const Shape& s = shapes.at(key);
     if (s.kernels != 2) {
@@ -304,16 +299,14 @@ void read_aic_gdn(TableSink& sink, CsvReader& csv) {
                            "two kernels' times summed; no projections, gating or norm");
     const Json params = {{"gdn", s.prefill ? "prefill" : "decode"}, {"batch", s.batch}, {"seq_len", s.seq_len},
                          {"hk", s.hk}, {"dk", s.dk}, {"hv", s.hv}, {"dv", s.dv}, {"d_conv", s.d_conv}};
-    if (!once.first(s.gpu->key, kernel, params)) {
-      ++duplicates;  // another model with the same per-GPU shape: the first measurement kept
-      continue;
-    }
+    // another model with the same per-GPU shape: the first measurement kept
+    if (!once.first(s.gpu->key, kernel, params)) continue;
     add_row(run, kernel, gdn_row_op(s.prefill, s.batch, s.seq_len, s.hk, s.dk, s.hv, s.dv, s.d_conv), params, s.ns);
   }
-  if (halves > 0 || duplicates > 0) {
+  if (halves > 0 || once.repeats > 0) {
     sink.out.notes.push_back(fmt::format("{}: {} shape(s) with only one of their two kernels and {} shape(s) already "
                                          "measured for another model not imported (the first kept)",
-                                         csv.file(), halves, duplicates));
+                                         csv.file(), halves, once.repeats));
   }
   sink.append(runs.take());
 }
@@ -323,7 +316,6 @@ void read_aic_gdn(TableSink& sink, CsvReader& csv) {
 void read_aic_mamba2(TableSink& sink, CsvReader& csv) {
   Runs runs;
   FirstOnly once;
-  int64_t duplicates = 0;
   while (csv.next()) {
     const Gpu& gpu = gpu_of(csv);
     const std::string phase(csv.text("phase"));
@@ -348,16 +340,14 @@ void read_aic_mamba2(TableSink& sink, CsvReader& csv) {
                        : "TensorRT-LLM Mamba-2 causal_conv1d_update (one token, conv state read and written)");
     const Json params = {{"conv1d", prefill ? "prefill" : "decode"}, {"batch", batch}, {"seq_len", seq_len},
                          {"channels", channels}, {"d_conv", d_conv}};
-    if (!once.first(gpu.key, kernel, params)) {
-      ++duplicates;  // another model with the same channel count: the first measurement kept
-      continue;
-    }
+    // another model with the same channel count: the first measurement kept
+    if (!once.first(gpu.key, kernel, params)) continue;
     add_row(run, kernel, conv1d_row_op(prefill, batch, seq_len, channels, d_conv), params, ms * kNsPerMs);
   }
-  if (duplicates > 0) {
+  if (once.repeats > 0) {
     sink.out.notes.push_back(fmt::format("{}: {} row(s) of a shape already measured for another model not imported "
                                          "(the first kept)",
-                                         csv.file(), duplicates));
+                                         csv.file(), once.repeats));
   }
   sink.append(runs.take());
 }

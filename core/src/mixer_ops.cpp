@@ -22,8 +22,6 @@ StepOp make(const char* name, OpClass c, double flops, double bytes) {
   return op;
 }
 
-bool fp8_kv(DType kv) { return is_fp8(kv); }
-
 // Grid variants are static strings (StepOp::grid_variant): [engine][fp8 KV].
 constexpr const char* kAttentionVariants[3][2] = {
     {"vllm_bf16", "vllm_fp8"}, {"sglang_bf16", "sglang_fp8"}, {"trtllm_bf16", "trtllm_fp8"}};
@@ -64,7 +62,7 @@ StepOp mla_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, do
   const double seqs = std::max(1.0, sequences);
   op.shape = OpShape{{seqs, new_tokens / seqs, static_cast<double>(heads), 0}, 3};
   op.grid_dtype = kv_dtype;
-  op.grid_variant = kAttentionVariants[static_cast<int>(mla_attention_table(engine))][fp8_kv(kv_dtype) ? 1 : 0];
+  op.grid_variant = kAttentionVariants[static_cast<int>(mla_attention_table(engine))][is_fp8(kv_dtype) ? 1 : 0];
   return op;
 }
 
@@ -79,7 +77,7 @@ StepOp mla_decode_op(MlaOpEngine engine, const MlaDims& d, double sequences, dou
   op.critical_ctas = static_cast<int>((heads + kMlaHeadsPerCta - 1) / kMlaHeadsPerCta) * kDecodeMaxSplits;
   op.shape = OpShape{{seqs, kv_tokens / seqs, static_cast<double>(heads), 0}, 3};
   op.grid_dtype = kv_dtype;
-  op.grid_variant = kAttentionVariants[static_cast<int>(mla_attention_table(engine))][fp8_kv(kv_dtype) ? 1 : 0];
+  op.grid_variant = kAttentionVariants[static_cast<int>(mla_attention_table(engine))][is_fp8(kv_dtype) ? 1 : 0];
   return op;
 }
 

@@ -133,17 +133,21 @@ PerfProfile PerfProfile::datasheet_default(const GpuSpec& gpu) {
       "logits softmax/top-k/top-p: 50% of bandwidth, 10 us fixed (assumption)");
   // The classes split out of gemm / attention / recurrent / elementwise for their own published
   // tables start from the datasheet guess of the class they were priced by before.
-  set(OpClass::kMlaBmm, curve(0.75, 2 * kUs, flops), curve(0.85, 2 * kUs, bw), kLaunchNs,
-      "MLA absorb BMMs: the gemm class's guess (75% of peak, 85% of bandwidth, 2 us fixed; assumption)");
-  set(OpClass::kMlaPrefill, curve(0.55, 5 * kUs, flops), curve(0.8, 5 * kUs, bw), kLaunchNs,
-      "MLA prefill attention: the attention_prefill guess (55% of peak, 5 us fixed; assumption)");
-  set(OpClass::kMlaDecode, curve(0.5, 5 * kUs, flops), curve(0.7, 5 * kUs, bw), kLaunchNs,
-      "MLA absorbed decode over the latent cache: the attention_decode guess (70% of bandwidth, 5 us fixed; "
-      "assumption)");
-  set(OpClass::kGatedDeltaNet, curve(0.3, 5 * kUs, flops), curve(0.6, 5 * kUs, bw), kLaunchNs,
-      "Gated DeltaNet conv1d + delta rule: the recurrent guess (30% of peak, 60% of bandwidth; assumption)");
-  set(OpClass::kConv1d, curve(0.5, 2 * kUs, flops), curve(0.75, 2 * kUs, bw), kLaunchNs,
-      "causal conv1d: the elementwise guess (75% of bandwidth, 2 us fixed; assumption)");
+  const auto same_guess_as = [&](OpClass c, OpClass from, std::string note) {
+    const OpClassProfile& k = p.at(from);
+    set(c, k.compute, k.memory, k.launch_overhead_ns, std::move(note));
+  };
+  same_guess_as(OpClass::kMlaBmm, OpClass::kGemm,
+                "MLA absorb BMMs: the gemm class's guess (75% of peak, 85% of bandwidth, 2 us fixed; assumption)");
+  same_guess_as(OpClass::kMlaPrefill, OpClass::kAttentionPrefill,
+                "MLA prefill attention: the attention_prefill guess (55% of peak, 5 us fixed; assumption)");
+  same_guess_as(OpClass::kMlaDecode, OpClass::kAttentionDecode,
+                "MLA absorbed decode over the latent cache: the attention_decode guess (70% of bandwidth, 5 us fixed; "
+                "assumption)");
+  same_guess_as(OpClass::kGatedDeltaNet, OpClass::kRecurrent,
+                "Gated DeltaNet conv1d + delta rule: the recurrent guess (30% of peak, 60% of bandwidth; assumption)");
+  same_guess_as(OpClass::kConv1d, OpClass::kElementwise,
+                "causal conv1d: the elementwise guess (75% of bandwidth, 2 us fixed; assumption)");
   return p;
 }
 

@@ -18,9 +18,16 @@
 #include "kvplan/sim/replica.h"
 #include "kvplan/sim/router.h"
 
+#include "internal/engine_pool.h"
+
 namespace kvplan::sim {
 
 namespace {
+
+using internal::build_prefill_pool;
+using internal::describe_pool;
+using internal::pool_kv_capacity;
+using internal::resolve_scheduler;
 
 bool is_reservation(KvPolicy p) { return p != KvPolicy::kPaged; }
 
@@ -153,9 +160,8 @@ class Loop {
   int32_t num_prefill_ = 0;  // disaggregated: replicas [0, P) prefill, [P, P + D) decode
   bool disaggregated_ = false;
   KvLink link_;
-  // Disaggregated with its own prefill parallelism: the prefill pool's layout and step costs.
-  std::unique_ptr<KvLayout> prefill_layout_;
-  std::shared_ptr<StepCostModel> prefill_cost_;
+  // Disaggregated with its own prefill parallelism: the prefill pool's layout, limits and step costs.
+  std::optional<internal::PrefillPool> prefill_pool_;
   std::vector<TimeNs> link_free_ns_;
   std::vector<bool> kick_pending_;  // per replica: a kKick event is queued
   std::vector<Transfer> transfers_;
@@ -206,19 +212,9 @@ void Loop::build() {
     throw ConfigError(fmt::format("scenario: {} on {} does not fit: {}", cfg_.model.name, cfg_.gpu.name, why));
   }
   layout_ = std::make_unique<KvLayout>(build_kv_layout(cfg_.model, cfg_.scheme, cfg_.parallel, plan.pipeline_stage));
-  int64_t capacity = cfg_.kv_capacity_bytes;
-  if (capacity <= 0) {
-    capacity = cfg_.kv_policy == KvPolicy::kPaged ? plan.num_blocks * plan.block_bytes : plan.kv_budget_bytes;
-  }
+  int64_t capacity = cfg_.kv_capacity_bytes > 0 ? cfg_.kv_capacity_bytes : pool_kv_capacity(plan, cfg_.kv_policy);
   result_.kv_capacity_bytes = capacity;
-
-  SchedulerConfig sched = cfg_.scheduler;
-  if (sched.max_num_seqs <= 0) sched.max_num_seqs = plan.max_num_seqs;
-  if (sched.max_num_batched_tokens <= 0) sched.max_num_batched_tokens = plan.max_num_batched_tokens;
-  if (sched.max_model_len <= 0) sched.max_model_len = plan.max_model_len;
-  if (!sched.chunked_prefill) sched.max_num_batched_tokens = std::max(sched.max_num_batched_tokens, sched.max_model_len);
-  if (sched.kind == SchedulerKind::kStatic) sched.max_num_batched_tokens = std::numeric_limits<int32_t>::max();
-  validate(sched);
+  const SchedulerConfig sched = resolve_scheduler(cfg_.scheduler, plan, plan.max_model_len);
 
   StepTimeSource source = resolve_step_time_source(cfg_);
   const PerfProfile& profile = source.profile;
@@ -247,55 +243,22 @@ void Loop::build() {
   const int32_t total = disaggregated_ ? cfg_.cluster.prefill_replicas + cfg_.cluster.decode_replicas : cfg_.cluster.replicas;
   double pcie = cfg_.offload.pcie_bytes_per_s > 0 ? cfg_.offload.pcie_bytes_per_s : cfg_.gpu.pcie_bytes_per_s;
   // The prefill pool's own parallelism: its memory plan, layout, KV capacity, limits and step costs.
-  const bool own_prefill_pool = disaggregated_ && cfg_.cluster.prefill_parallel &&
-                                !(cfg_.cluster.prefill_parallel->tensor_parallel == cfg_.parallel.tensor_parallel &&
-                                  cfg_.cluster.prefill_parallel->pipeline_parallel == cfg_.parallel.pipeline_parallel &&
-                                  cfg_.cluster.prefill_parallel->data_parallel == cfg_.parallel.data_parallel &&
-                                  cfg_.cluster.prefill_parallel->expert_parallel == cfg_.parallel.expert_parallel);
-  int64_t prefill_capacity = capacity;
-  SchedulerConfig prefill_sched = sched;
-  StepTimer* prefill_timer = timer_;
-  const Parallelism prefill_parallel = own_prefill_pool ? *cfg_.cluster.prefill_parallel : cfg_.parallel;
-  if (own_prefill_pool) {
-    validate_split(cfg_.model, prefill_parallel, cfg_.serving.weights);
-    const MemoryPlan pp = plan_memory(cfg_.model, cfg_.gpu, cfg_.scheme, prefill_parallel, cfg_.serving);
-    if (!pp.fits) {
-      throw ConfigError(fmt::format("scenario: the prefill pool ({} GPUs per engine) of {} on {} does not fit: {}",
-                                    prefill_parallel.tensor_parallel * prefill_parallel.pipeline_parallel,
-                                    cfg_.model.name, cfg_.gpu.name,
-                                    pp.problems.empty() ? std::string("no KV budget") : pp.problems.front()));
-    }
-    prefill_layout_ = std::make_unique<KvLayout>(build_kv_layout(cfg_.model, cfg_.scheme, prefill_parallel, pp.pipeline_stage));
-    prefill_capacity = cfg_.kv_policy == KvPolicy::kPaged ? pp.num_blocks * pp.block_bytes : pp.kv_budget_bytes;
-    prefill_sched = cfg_.scheduler;
-    if (prefill_sched.max_num_seqs <= 0) prefill_sched.max_num_seqs = pp.max_num_seqs;
-    if (prefill_sched.max_num_batched_tokens <= 0) prefill_sched.max_num_batched_tokens = pp.max_num_batched_tokens;
-    if (prefill_sched.max_model_len <= 0) prefill_sched.max_model_len = sched.max_model_len;
-    if (!prefill_sched.chunked_prefill) {
-      prefill_sched.max_num_batched_tokens = std::max(prefill_sched.max_num_batched_tokens, prefill_sched.max_model_len);
-    }
-    validate(prefill_sched);
-    if (!cfg_.step_timer) {
-      CostOptions cost = cfg_.cost;
-      cost.weights = cfg_.serving.weights;
-      prefill_cost_ = std::make_shared<StepCostModel>(cfg_.model, cfg_.gpu, cfg_.scheme, prefill_parallel, profile, cost);
-      prefill_timer = prefill_cost_.get();
-    }
-    result_.notes.push_back(fmt::format(
-        "prefill pool: {} engine(s) of tp {} pp {}{}{}, KV capacity {} bytes each; decode pool: {} engine(s) of tp {} "
-        "pp {}{}{}", cfg_.cluster.prefill_replicas, prefill_parallel.tensor_parallel, prefill_parallel.pipeline_parallel,
-        prefill_parallel.data_parallel > 1 ? fmt::format(" (one attention-DP rank of {})", prefill_parallel.data_parallel) : "",
-        prefill_parallel.expert_parallel ? fmt::format(", experts over {} GPUs", prefill_parallel.expert_parallel_size()) : "",
-        prefill_capacity, cfg_.cluster.decode_replicas, cfg_.parallel.tensor_parallel, cfg_.parallel.pipeline_parallel,
-        cfg_.parallel.data_parallel > 1 ? fmt::format(" (one attention-DP rank of {})", cfg_.parallel.data_parallel) : "",
-        cfg_.parallel.expert_parallel ? fmt::format(", experts over {} GPUs", cfg_.parallel.expert_parallel_size()) : ""));
+  prefill_pool_ = build_prefill_pool(cfg_, sched, profile);
+  const Parallelism prefill_parallel = prefill_pool_ ? prefill_pool_->parallel : cfg_.parallel;
+  if (prefill_pool_) {
+    result_.notes.push_back(fmt::format("prefill pool: {}, KV capacity {} bytes each; decode pool: {}",
+                                        describe_pool(cfg_.cluster.prefill_replicas, prefill_parallel),
+                                        prefill_pool_->kv_capacity_bytes,
+                                        describe_pool(cfg_.cluster.decode_replicas, cfg_.parallel)));
   }
+  StepTimer* prefill_timer = prefill_pool_ && prefill_pool_->cost ? prefill_pool_->cost.get() : timer_;
   for (int32_t i = 0; i < total; ++i) {
     const bool prefill_role = disaggregated_ && i < num_prefill_;
     KvManagerConfig kc;
     kc.policy = cfg_.kv_policy;
-    kc.capacity_bytes = prefill_role ? prefill_capacity : capacity;
-    kc.layout = prefill_role && prefill_layout_ ? prefill_layout_.get() : layout_.get();
+    const bool own_pool = prefill_role && prefill_pool_;
+    kc.capacity_bytes = own_pool ? prefill_pool_->kv_capacity_bytes : capacity;
+    kc.layout = own_pool ? prefill_pool_->layout.get() : layout_.get();
     kc.max_model_len = sched.max_model_len;
     kc.watermark = cfg_.watermark;
     kc.prefix_caching = cfg_.prefix_caching;
@@ -310,7 +273,7 @@ void Loop::build() {
     ReplicaSetup setup;
     setup.index = i;
     setup.role = !disaggregated_ ? ReplicaRole::kUnified : (prefill_role ? ReplicaRole::kPrefill : ReplicaRole::kDecode);
-    setup.scheduler = prefill_role ? prefill_sched : sched;
+    setup.scheduler = own_pool ? prefill_pool_->scheduler : sched;
     setup.cache_prefixes = cfg_.prefix_caching;
     setup.layout = kc.layout;
     setup.seed = cfg_.seed;

@@ -22,16 +22,7 @@ RequestSpec req(int64_t id, TimeNs arrival, int32_t prompt, int32_t output) {
   return testing::request(id, arrival, prompt, output);
 }
 
-SimulationConfig base(int64_t blocks) {
-  SimulationConfig c = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
-  c.kv_capacity_bytes = blocks * kBlockBytes;
-  c.scheduler.max_num_seqs = 4;
-  c.scheduler.max_num_batched_tokens = 64;
-  c.scheduler.max_model_len = 1024;
-  c.step_timer = std::make_shared<FormulaTimer>();
-  c.workload.kind = WorkloadKind::kList;
-  return c;
-}
+SimulationConfig base(int64_t blocks) { return testing::small_engine_config(blocks); }
 
 std::map<int64_t, RequestRecord> records_of(const SimulationConfig& c, SimulationResult* result = nullptr) {
   std::map<int64_t, RequestRecord> out;

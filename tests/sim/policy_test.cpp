@@ -23,16 +23,10 @@ RequestSpec req(int64_t id, TimeNs arrival, int32_t prompt, int32_t output) {
 }
 
 SimulationConfig base(SchedulerKind kind, int64_t blocks) {
-  SimulationConfig c = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
-  c.kv_capacity_bytes = blocks * kBlockBytes;
+  SimulationConfig c = testing::small_engine_config(blocks);
   c.scheduler.kind = kind;
-  c.scheduler.max_num_seqs = 4;
-  c.scheduler.max_num_batched_tokens = 64;
-  c.scheduler.max_model_len = 1024;
   c.scheduler.chunked_prefill = true;
   c.scheduler.overlap = false;
-  c.step_timer = std::make_shared<FormulaTimer>();
-  c.workload.kind = WorkloadKind::kList;
   return c;
 }
 

@@ -1,13 +1,17 @@
 // tests/sim/sim_test_support.h — shared pieces of the simulator tests: a step-time formula every
-// timestamp of which can be checked by hand, and a request builder.
+// timestamp of which can be checked by hand, a request builder, and the small engine the schedule
+// tests run.
 //
 // FormulaTimer: 1 ms per step + 10 us per prefill token + 100 us per decode sequence. With
 // Llama-3.1-8B in bf16 (131,072 bytes per token) a 16-token block is 2 MiB (kBlockBytes).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
+#include "kvplan/core/presets.h"
 #include "kvplan/sim/request.h"
+#include "kvplan/sim/simulation.h"
 #include "kvplan/sim/step_timer.h"
 
 namespace kvplan::sim::testing {
@@ -34,6 +38,20 @@ inline RequestSpec request(int64_t id, TimeNs arrival, int32_t prompt, int32_t o
   r.prompt_tokens = prompt;
   r.output_tokens = output;
   return r;
+}
+
+// Llama-3.1-8B on H100 with `blocks` KV blocks, at most 4 sequences and 64 tokens per step, prompts
+// up to 1,024 tokens, timed by FormulaTimer, requests from a list. Scheduler kind and chunking are
+// the defaults unless a test sets them.
+inline SimulationConfig small_engine_config(int64_t blocks) {
+  SimulationConfig c = default_simulation_config(resolve_model("llama-3.1-8b"), resolve_gpu("h100-sxm"));
+  c.kv_capacity_bytes = blocks * kBlockBytes;
+  c.scheduler.max_num_seqs = 4;
+  c.scheduler.max_num_batched_tokens = 64;
+  c.scheduler.max_model_len = 1024;
+  c.step_timer = std::make_shared<FormulaTimer>();
+  c.workload.kind = WorkloadKind::kList;
+  return c;
 }
 
 }  // namespace kvplan::sim::testing
