@@ -93,6 +93,8 @@ enum class Kind {
   kAicGdn,
   kAicMamba2,
   kAicVllmAllReduce,
+  kAicGlm5Dsa,
+  kAicGlm5Topk,
   kVidurAllReduce,
   kVidurMlp,
   kAzureMicrobench
@@ -117,6 +119,8 @@ bool kind_of(const std::string& name, Kind& kind) {
       {"aiconfigurator_gdn_vllm_h100_h200_b200.csv", Kind::kAicGdn},
       {"aiconfigurator_mamba2_trtllm_h100_h200_b200.csv", Kind::kAicMamba2},
       {"aiconfigurator_custom_allreduce_vllm_h100_h200_b200.csv", Kind::kAicVllmAllReduce},
+      {"aiconfigurator_glm5_dsa_sglang_h100_h200_b200.csv", Kind::kAicGlm5Dsa},
+      {"aiconfigurator_glm5_topk_sglang_h100_h200_b200.csv", Kind::kAicGlm5Topk},
       {"vidur_h100_allreduce.csv", Kind::kVidurAllReduce},
       {"vidur_mlp_block_ops_h100_a100.csv", Kind::kVidurMlp},
       {"azure_ai_benchmarking_guide_microbench.csv", Kind::kAzureMicrobench}};
@@ -509,6 +513,16 @@ struct Reader : TableSink {
       case Kind::kAicVllmAllReduce: {
         CsvReader csv(path, {"gpu", "allreduce_dtype", "num_gpus", "message_size", "latency", "backend"});
         internal::read_aic_vllm_all_reduce(*this, csv);
+        break;
+      }
+      case Kind::kAicGlm5Dsa:
+      case Kind::kAicGlm5Topk: {
+        const bool topk = kind == Kind::kAicGlm5Topk;
+        std::vector<std::string> columns = {"gpu", "op_name", "kernel_source", "architecture", "num_heads",
+                                            "batch_size", "isl", "step", "compress_ratio", "latency"};
+        if (topk) columns.push_back("score_mode");
+        CsvReader csv(path, columns);
+        internal::read_aic_glm5_dsa(*this, csv, topk);
         break;
       }
       case Kind::kVidurAllReduce: {

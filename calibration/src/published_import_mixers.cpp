@@ -69,6 +69,15 @@ const std::map<std::string, std::string>& blobs() {
       {"h100_sxm/linear_attention/trtllm/1.3.0rc20/mamba2_perf", "d26da7481472"},
       {"h200_sxm/linear_attention/trtllm/1.3.0rc20/mamba2_perf", "f47d9837a56a"},
       {"b200_sxm/linear_attention/trtllm/1.3.0rc20/mamba2_perf", "a023e9f4c927"},
+      {"h100_sxm/sparse_attention/sglang/0.5.14/glm5_dsa_attn_module_perf", "17c2a075d45d"},
+      {"h200_sxm/sparse_attention/sglang/0.5.14/glm5_dsa_attn_module_perf", "068ab0ab45ca"},
+      {"b200_sxm/sparse_attention/sglang/0.5.14/glm5_dsa_attn_module_perf", "9ff9013dd22a"},
+      {"h100_sxm/sparse_attention/sglang/0.5.14/glm5_mqa_logits_module_perf", "32d5a417b263"},
+      {"h200_sxm/sparse_attention/sglang/0.5.14/glm5_mqa_logits_module_perf", "202462c13b0a"},
+      {"b200_sxm/sparse_attention/sglang/0.5.14/glm5_mqa_logits_module_perf", "9ebe349a5414"},
+      {"h100_sxm/sparse_attention/sglang/0.5.14/glm5_topk_module_perf", "db4a42444cbc"},
+      {"h200_sxm/sparse_attention/sglang/0.5.14/glm5_topk_module_perf", "a4a6a804665d"},
+      {"b200_sxm/sparse_attention/sglang/0.5.14/glm5_topk_module_perf", "ba6db8291c10"},
       {"h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf", "d691ef869995"},
       {"h200_sxm/comm/vllm/0.24.0/custom_allreduce_perf", "1b77f0fe5526"},
       {"b200_sxm/comm/vllm/0.24.0/custom_allreduce_perf", "e0de0938ed22"}};
@@ -348,6 +357,83 @@ void read_aic_mamba2(TableSink& sink, CsvReader& csv) {
     sink.out.notes.push_back(fmt::format("{}: {} row(s) of a shape already measured for another model not imported "
                                          "(the first kept)",
                                          csv.file(), once.repeats));
+  }
+  sink.append(runs.take());
+}
+
+// §7c: SGLang's GLM-5 DSA kernels, each timed alone on random inputs: the indexer's fp8 MQA logits,
+// the top-k (two score modes) and FlashMLA's sparse attention in bf16. `num_heads` is GLM-5's native
+// 64 (SGLang pads heads outside the kernels, so they do not depend on TP); `isl` query tokens per
+// request after `step` cached ones. The copied rows are decode (isl 1) or context without a prefix.
+void read_aic_glm5_dsa(TableSink& sink, CsvReader& csv, bool topk_file) {
+  // GLM-5's attention geometry (README §7a/7c): kv_lora 512, rope 64, indexer 32 heads x 128, top 2048
+  const DsaDims dsa{32, 128, 2048};
+  const MlaDims mla{512, 64, 192, 256};
+  constexpr int64_t kHeads = 64;
+  const double latent_bytes = 2.0 * static_cast<double>(mla.kv_lora_rank + mla.rope_dim);  // bf16 in the kernel
+  Runs runs;
+  int64_t unmeasured = 0, flat = 0, prefill_kernel_decode = 0;
+  while (csv.next()) {
+    const Gpu& gpu = gpu_of(csv);
+    const std::string op(csv.text("op_name"));
+    OpClass c = OpClass::kDsaTopk;
+    if (op == "glm5_dsa_attn_module") c = OpClass::kDsaAttention;
+    else if (op == "glm5_mqa_logits_module") c = OpClass::kDsaIndexer;
+    else if (op != "glm5_topk_module") csv.fail("op_name", "must be glm5_dsa_attn_module, glm5_mqa_logits_module or glm5_topk_module");
+    if ((c == OpClass::kDsaTopk) != topk_file) csv.fail("op_name", "is not a table of this file");
+    if (csv.text("architecture") != "GlmMoeDsaForCausalLM") csv.fail("architecture", "must be GlmMoeDsaForCausalLM");
+    if (csv.integer("num_heads", 1) != kHeads) csv.fail("num_heads", "must be 64 (GLM-5's native head count)");
+    if (csv.integer("compress_ratio", 1) != 1) csv.fail("compress_ratio", "must be 1 (uniform DSA)");
+    const int64_t batch = csv.integer("batch_size", 1), isl = csv.integer("isl", 1), past = csv.integer("step", 0);
+    if (isl > 1 && past != 0) csv.fail("step", "must be 0 in context rows (the copied rows have no cached prefix)");
+    if (isl == 1 && c != OpClass::kDsaTopk) {
+      // Decode rows of the prefill kernels (flash_mla_sparse_fwd, the non-paged fp8_mqa_logits):
+      // engines decode with FlashMLA's decode kernel and fp8_paged_mqa_logits instead (mixer_ops.h).
+      ++prefill_kernel_decode;
+      continue;
+    }
+    if (topk_file) {
+      const std::string_view mode = csv.text("score_mode");
+      if (mode != "flat" && mode != "top_last") csv.fail("score_mode", "must be flat or top_last");
+      if (mode == "flat") {
+        ++flat;  // all-tied scores, the worst case; top_last is the collector's representative input
+        continue;
+      }
+    }
+    const std::string_view latency = csv.text("latency");
+    if (latency == "0" || latency == "0.0") {
+      ++unmeasured;  // past + isl <= 2048: everything is selected, nothing was timed
+      continue;
+    }
+    const double ms = csv.positive("latency");
+    if (!sink.wanted(csv.file(), gpu.preset)) continue;
+    const bool prefill = isl > 1;
+    const char* table = c == OpClass::kDsaAttention ? "glm5_dsa_attn_module_perf"
+                        : c == OpClass::kDsaIndexer ? "glm5_mqa_logits_module_perf"
+                                                    : "glm5_topk_module_perf";
+    PublishedRun& run = run_of(runs, csv, gpu, fmt::format("sparse_attention/sglang/0.5.14/{}", table),
+                               "aiconfigurator, SGLang 0.5.14 kernels (GLM-5 DSA)");
+    const std::string kernel = fmt::format("aic_glm5_{}_{}", std::string(csv.text("kernel_source")),
+                                           prefill ? "context" : "generation");
+    add_kernel(run, kernel, c,
+               c == OpClass::kDsaAttention ? "SGLang flash_mla_sparse_fwd: sparse MLA over the top-2048 latents, bf16, "
+                                             "d_qk 576 / d_v 512, GLM-5's 64 heads"
+               : c == OpClass::kDsaIndexer ? "SGLang deep_gemm.fp8_mqa_logits: GLM-5 indexer scores, 32 heads x 128 in "
+                                             "fp8, over each request's past + new keys"
+                                           : "SGLang fast_topk_transform_fused: top-2048 of the indexer logits plus the "
+                                             "page-table transform; 'top_last' scores (clear winners)");
+    const Json params = {{"dsa", op_class_name(c)}, {"batch", batch}, {"isl", isl}, {"past", past},
+                         {"num_heads", kHeads}, {"index_heads", dsa.index_heads}, {"index_dim", dsa.index_dim},
+                         {"topk", dsa.topk}, {"kv_lora_rank", mla.kv_lora_rank}, {"rope_dim", mla.rope_dim},
+                         {"latent_bytes", latent_bytes}};
+    add_row(run, kernel, dsa_row_op(c, batch, isl, past, dsa, mla, kHeads, latent_bytes), params, ms * kNsPerMs);
+  }
+  if (unmeasured > 0 || flat > 0 || prefill_kernel_decode > 0) {
+    sink.out.notes.push_back(fmt::format(
+        "{}: not imported: {} 'flat' top-k row(s) (all-tied scores), {} row(s) with latency 0 (past + new <= 2048: "
+        "everything selected, not timed), {} decode row(s) of the prefill kernels (engines decode with FlashMLA's decode "
+        "kernel and fp8_paged_mqa_logits)",
+        csv.file(), flat, unmeasured, prefill_kernel_decode));
   }
   sink.append(runs.take());
 }

@@ -65,12 +65,14 @@ void read_vidur_mlp(TableSink& sink, CsvReader& csv, const std::string& dir);
 
 // The Azure AI benchmarking guide's MI300X rows (published_import_amd.cpp).
 void read_azure_microbench(TableSink& sink, CsvReader& csv);
-// aiconfigurator's MLA, Gated DeltaNet, Mamba-2 and vLLM all-reduce tables
+// aiconfigurator's MLA, Gated DeltaNet, Mamba-2, GLM-5 DSA and vLLM all-reduce tables
 // (published_import_mixers.cpp).
 void read_aic_mla_attention(TableSink& sink, CsvReader& csv);
 void read_aic_mla_bmm(TableSink& sink, CsvReader& csv);
 void read_aic_gdn(TableSink& sink, CsvReader& csv);
 void read_aic_mamba2(TableSink& sink, CsvReader& csv);
 void read_aic_vllm_all_reduce(TableSink& sink, CsvReader& csv);
+// SGLang's GLM-5 DSA kernel tables (README §7c): `topk_file` for the top-k file (it adds score_mode).
+void read_aic_glm5_dsa(TableSink& sink, CsvReader& csv, bool topk_file);
 
 }  // namespace kvplan::calibration::internal

@@ -148,6 +148,22 @@ StepOp gdn_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t hk, int6
                            static_cast<int>(d_conv), state);
 }
 
+StepOp dsa_row_op(OpClass c, int64_t batch, int64_t isl, int64_t past, const DsaDims& d, const MlaDims& m,
+                  int64_t heads, double latent_bytes_per_token) {
+  const bool prefill = isl > 1;
+  const double b = static_cast<double>(batch);
+  const double queries = b * static_cast<double>(isl);
+  const double pairs = b * static_cast<double>(causal_pairs(past, isl, INT64_MAX));
+  switch (c) {
+    case OpClass::kDsaIndexer:
+      return dsa_indexer_op(prefill, d, b, queries, pairs, b * static_cast<double>(past + isl));
+    case OpClass::kDsaTopk: return dsa_topk_op(prefill, d, b, queries, pairs);
+    default: break;
+  }
+  const double sparse = b * static_cast<double>(causal_pairs(past, isl, d.topk));
+  return dsa_prefill_attention_op(m, b, queries, sparse, latent_bytes_per_token, heads);
+}
+
 StepOp conv1d_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t channels, int64_t d_conv) {
   return conv1d_op(prefill, static_cast<double>(batch), static_cast<double>(batch * seq_len), channels,
                    static_cast<int>(d_conv));
@@ -237,6 +253,12 @@ StepOp row_op(const Measurement& m) {
     } else if (c == OpClass::kGatedDeltaNet && j.contains("gdn") && num(j, "batch") > 0) {
       auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
       op = gdn_row_op(j["gdn"] == "prefill", i("batch"), i("seq_len"), i("hk"), i("dk"), i("hv"), i("dv"), i("d_conv"));
+      shaped = true;
+    } else if ((c == OpClass::kDsaIndexer || c == OpClass::kDsaTopk || c == OpClass::kDsaAttention) &&
+               j.contains("dsa") && num(j, "batch") > 0 && num(j, "isl") > 0) {
+      auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
+      op = dsa_row_op(c, i("batch"), i("isl"), i("past"), DsaDims{i("index_heads"), i("index_dim"), i("topk")},
+                      MlaDims{i("kv_lora_rank"), i("rope_dim"), 0, 0}, i("num_heads"), num(j, "latent_bytes"));
       shaped = true;
     } else if (c == OpClass::kConv1d && j.contains("conv1d") && num(j, "batch") > 0) {
       auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };

@@ -275,6 +275,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
                                      ? a.kv_lora_rank + a.kv_lora_rank / 128 * 4 + int64_t{2} * a.qk_rope_head_dim
                                      : int64_t{2} * (a.kv_lora_rank + a.qk_rope_head_dim);
           g.indexer_bytes_per_token = a.index_head_dim + a.index_head_dim / 128 * 4;
+          g.sparse_topk = a.index_topk;
           per_token = latent + g.indexer_bytes_per_token;
           bytes16 = per_token;
           g.name = "mla+dsa_indexer";

@@ -96,6 +96,46 @@ StepOp mla_bmm_op(MlaOpEngine engine, const MlaDims& d, bool pre, double tokens,
   return op;
 }
 
+StepOp dsa_indexer_op(bool prefill, const DsaDims& d, double sequences, double query_tokens, double pairs,
+                      double keys) {
+  const double hd = static_cast<double>(d.index_heads * d.index_dim);
+  const double key_bytes = static_cast<double>(d.index_dim + d.index_dim / 128 * 4);
+  const double query_bytes = static_cast<double>(d.index_heads) * key_bytes;
+  StepOp op = make("dsa_indexer", prefill ? OpClass::kDsaIndexer : OpClass::kAttentionDecode, 2.0 * pairs * hd,
+                   keys * key_bytes + query_tokens * query_bytes + 4.0 * pairs);
+  const double seqs = std::max(1.0, sequences);
+  if (prefill) {
+    op.dtype = DType::kFp8E4M3;
+    op.grid_dtype = DType::kFp8E4M3;
+    op.shape = OpShape{{seqs, query_tokens / seqs, pairs / std::max(1.0, query_tokens), 0}, 3};
+    op.grid_variant = "prefill";
+  } else {
+    op.grid_dtype = DType::kFp8E4M3;  // the paged decode table's fp8-KV grid
+    op.shape = OpShape{{seqs, keys / seqs, static_cast<double>(d.index_heads), 1}, 4};
+  }
+  return op;
+}
+
+StepOp dsa_topk_op(bool prefill, const DsaDims& d, double sequences, double query_tokens, double pairs) {
+  StepOp op = make("dsa_topk", OpClass::kDsaTopk, pairs, 4.0 * pairs + 4.0 * query_tokens * static_cast<double>(d.topk));
+  const double seqs = std::max(1.0, sequences);
+  op.shape = OpShape{{seqs, query_tokens / seqs, pairs / std::max(1.0, query_tokens), 0}, 3};
+  op.grid_variant = prefill ? "prefill" : "decode";
+  return op;
+}
+
+StepOp dsa_prefill_attention_op(const MlaDims& m, double sequences, double query_tokens, double sparse_pairs,
+                                double latent_bytes_per_token, int64_t heads) {
+  const int64_t padded = (heads + kMlaHeadsPerCta - 1) / kMlaHeadsPerCta * kMlaHeadsPerCta;
+  const double width = static_cast<double>(2 * m.kv_lora_rank + m.rope_dim);
+  StepOp op = make("attention_prefill", OpClass::kDsaAttention, 2.0 * sparse_pairs * static_cast<double>(padded) * width,
+                   sparse_pairs * latent_bytes_per_token + query_tokens * static_cast<double>(heads) * width * kAct);
+  const double seqs = std::max(1.0, sequences);
+  op.shape = OpShape{{seqs, query_tokens / seqs, static_cast<double>(padded), 0}, 3};
+  op.grid_variant = "prefill";
+  return op;
+}
+
 StepOp gated_deltanet_op(bool prefill, double sequences, double tokens, int64_t hk, int64_t dk, int64_t hv,
                          int64_t dv, int d_conv, double state_bytes_per_sequence) {
   constexpr double kChunk = 64;  // the chunked delta rule's chunk (fla / FlashInfer)
@@ -130,8 +170,11 @@ std::string op_detail(const StepOp& op, Engine engine) {
     case OpClass::kMlaPrefill:
     case OpClass::kMlaDecode: {
       const MlaOpEngine table = mla_attention_table(e);
+      const bool topk = std::strcmp(op.name, "attention_decode_topk") == 0;
       const std::string what = op.op_class == OpClass::kMlaDecode
-                                   ? fmt::format("absorbed decode over the latent cache ({} KV)", fp8 ? "fp8" : "bf16")
+                                   ? fmt::format("absorbed decode over the {} ({} KV)",
+                                                 topk ? "top-k latents the DSA indexer selected" : "latent cache",
+                                                 fp8 ? "fp8" : "bf16")
                                    : std::string("prefill attention after kv_b_proj (per-head K/V)");
       if (table == e) return fmt::format("{}; {}'s MLA kernel table", what, mla_op_engine_label(e));
       return fmt::format("{}; {}'s MLA kernel table ({} publishes its MLA attention only as a whole module: the same "
@@ -147,6 +190,17 @@ std::string op_detail(const StepOp& op, Engine engine) {
     case OpClass::kConv1d:
       return variant == "prefill" ? "causal_conv1d_fn (TensorRT-LLM Mamba-2 table)"
                                   : "causal_conv1d_update (TensorRT-LLM Mamba-2 table)";
+    case OpClass::kDsaIndexer: return "indexer fp8 MQA logits over every visible key (DeepGEMM fp8_mqa_logits)";
+    case OpClass::kDsaTopk: return "top-k of each query's indexer logits (SGLang fast_topk_transform_fused)";
+    case OpClass::kDsaAttention:
+      return "sparse MLA over the top-k latents, absorbed form (FlashMLA flash_mla_sparse_fwd; SGLang's dense "
+             "prefill of short prompts is not modelled)";
+    case OpClass::kAttentionDecode:
+      if (std::strcmp(op.name, "dsa_indexer") == 0) {
+        return "indexer fp8 paged MQA logits (DeepGEMM fp8_paged_mqa_logits): no bare-kernel table is published; "
+               "priced as a paged decode read by the attention_decode class (fp8 keys, one key head)";
+      }
+      return "";
     case OpClass::kCollective:
       if (variant == "vllm_all_reduce") return "vLLM tensor_model_parallel_all_reduce table (custom kernel / NCCL by size)";
       return "";

@@ -18,7 +18,8 @@ namespace {
 constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {
     "gemm",       "moe_gemm",   "attention_prefill", "attention_decode", "recurrent", "kv_write",
     "elementwise", "collective", "copy_h2d",          "copy_d2h",         "sampling",  "mla_bmm",
-    "mla_prefill", "mla_decode", "gated_deltanet",    "conv1d"};
+    "mla_prefill", "mla_decode", "gated_deltanet",    "conv1d",           "dsa_indexer", "dsa_topk",
+    "dsa_attention"};
 
 // A curve whose implied fixed latency (time at size -> 0, see EfficiencyCurve) is `fixed_s` on a
 // roof of `roof` (FLOP/s or bytes/s): half_size = fixed_s · roof · e_max.
@@ -51,6 +52,9 @@ std::vector<std::string> grid_axes(OpClass c) {
     case OpClass::kMlaDecode: return {"log2 sequences", "log2 kv tokens", "log2 heads"};
     case OpClass::kGatedDeltaNet: return {"log2 sequences", "log2 tokens per sequence", "log2 value heads"};
     case OpClass::kConv1d: return {"log2 sequences", "log2 tokens per sequence", "log2 channels"};
+    case OpClass::kDsaIndexer:
+    case OpClass::kDsaTopk: return {"log2 sequences", "log2 query tokens per sequence", "log2 keys per query"};
+    case OpClass::kDsaAttention: return {"log2 sequences", "log2 query tokens per sequence", "log2 heads"};
     default: return {};
   }
 }
@@ -148,6 +152,14 @@ PerfProfile PerfProfile::datasheet_default(const GpuSpec& gpu) {
                 "Gated DeltaNet conv1d + delta rule: the recurrent guess (30% of peak, 60% of bandwidth; assumption)");
   same_guess_as(OpClass::kConv1d, OpClass::kElementwise,
                 "causal conv1d: the elementwise guess (75% of bandwidth, 2 us fixed; assumption)");
+  same_guess_as(OpClass::kDsaIndexer, OpClass::kGemm,
+                "DSA indexer logits (fp8 MQA): the gemm class's guess (75% of peak, 85% of bandwidth, 2 us fixed; "
+                "assumption)");
+  same_guess_as(OpClass::kDsaTopk, OpClass::kElementwise,
+                "DSA top-k over the indexer logits: the elementwise guess (75% of bandwidth, 2 us fixed; assumption)");
+  same_guess_as(OpClass::kDsaAttention, OpClass::kMlaPrefill,
+                "sparse MLA attention over the top-k latents: the MLA prefill guess (55% of peak, 80% of bandwidth, "
+                "5 us fixed; assumption)");
   return p;
 }
 

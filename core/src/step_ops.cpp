@@ -204,11 +204,15 @@ class Builder {
       add("kv_a_norm", OpClass::kElementwise, 5.0 * T_ * r, 2.0 * T_ * r * kAct);
     }
     add("rope", OpClass::kElementwise, 3.0 * T_ * (heads + 1) * R, 2.0 * T_ * (heads + 1) * R * kAct);
+    const MlaOpEngine engine = mla_op_engine(o_.engine);
+    const MlaDims dims{r, R, n, v};
+    if (a.index_topk > 0) {
+      dsa_attention(dims, engine, heads);
+      return;
+    }
     kv_write(r + R);
     const GroupStepWork* w = work();
     const double bpt = group().bytes_per_token;
-    const MlaOpEngine engine = mla_op_engine(o_.engine);
-    const MlaDims dims{r, R, n, v};
     const DType kv_dtype = layout_.scheme().kv_dtype;
     if (Tp_ > 0 && w != nullptr) {
       // Prefill runs the non-absorbed form: decompress every attended latent (cached prefix and
@@ -235,6 +239,53 @@ class Builder {
       push(mla_bmm_op(engine, dims, false, Td_, heads, fp8_bmm));
     }
     gemm("o_proj", T_, h_, heads * v);
+  }
+
+  // DeepSeek sparse attention after the MLA projections (mixer_ops.h): the lightning indexer's
+  // projections (replicated on every GPU), its key written with the latent, its logits over every
+  // visible key and their top-k, then MLA attention over the selected latents only. The sparse
+  // backends run the absorbed form for prefill too (vLLM FLASHMLA_SPARSE: q_nope x W_UK over every
+  // token, attention in the latent space, W_UV after), so no kv_b_proj decompression.
+  void dsa_attention(const MlaDims& dims, MlaOpEngine engine, int64_t heads) {
+    const MlaShape& a = m_.mla;
+    const DsaDims d{a.index_num_heads, a.index_head_dim, a.index_topk};
+    const int64_t hd = d.index_heads * d.index_dim;
+    gemm("indexer_wq_b", T_, hd, a.q_lora_rank);
+    gemm("indexer_wk", T_, d.index_dim, h_);
+    gemm("indexer_weights_proj", T_, d.index_heads, h_);
+    // k LayerNorm, RoPE on the indexer q and k, their fp8 quantization
+    const double el = T_ * static_cast<double>(hd + d.index_dim);
+    add("indexer_norm_rope_quant", OpClass::kElementwise, 8.0 * el, 3.0 * el * kAct, 3);
+    kv_write(dims.kv_lora_rank + dims.rope_dim + d.index_dim);
+    const GroupStepWork* w = work();
+    const bool fp8_bmm = quantized_now() && is_fp8(o_.gemm_dtype);
+    const double latent_bytes = group().bytes_per_token - static_cast<double>(group().indexer_bytes_per_token);
+    push(mla_bmm_op(engine, dims, true, T_, heads, fp8_bmm));
+    if (Tp_ > 0 && w != nullptr) {
+      const double seqs = static_cast<double>(s_.prefill_sequences);
+      const double pairs = static_cast<double>(w->prefill_pairs);
+      mark_attention();
+      push(dsa_indexer_op(true, d, seqs, Tp_, pairs, static_cast<double>(w->prefill_kv_tokens)));
+      push(dsa_topk_op(true, d, seqs, Tp_, pairs));
+      push(dsa_prefill_attention_op(dims, seqs, Tp_, static_cast<double>(w->sparse_prefill_pairs), latent_bytes, heads));
+    }
+    if (Td_ > 0 && w != nullptr) {
+      const double seqs = static_cast<double>(s_.decode_sequences);
+      const double q = static_cast<double>(s_.decode_query_tokens);
+      const double keys = static_cast<double>(w->decode_tokens);
+      mark_attention();
+      push(dsa_indexer_op(false, d, seqs, Td_, q * keys, keys));
+      push(dsa_topk_op(false, d, seqs, Td_, q * keys));
+      // FlashMLA's decode kernel over each sequence's selected latents (at most topk)
+      const double selected = static_cast<double>(w->sparse_decode_tokens);
+      StepOp att = mla_decode_op(engine, dims, seqs, selected,
+                                 static_cast<double>(std::min(w->decode_tokens_max, d.topk)), selected * latent_bytes,
+                                 latent_bytes, s_.decode_query_tokens, heads, layout_.scheme().kv_dtype);
+      att.name = "attention_decode_topk";
+      push(att);
+    }
+    push(mla_bmm_op(engine, dims, false, T_, heads, fp8_bmm));
+    gemm("o_proj", T_, h_, heads * dims.v_dim);
   }
 
   // Recurrent state read and written once per sequence per step (prefill chunk or decode).
@@ -562,6 +613,7 @@ StepShapeBuilder::StepShapeBuilder(const KvLayout& layout) : layout_(&layout) {
     }
     r.exact_per_request = s.kv_dtype == DType::kInt2;
     r.bytes_per_token = static_cast<int64_t>(g.bytes_per_token);
+    r.sparse_topk = g.sparse_topk;
     rules_.push_back(r);
   }
   reset();
@@ -588,6 +640,7 @@ void StepShapeBuilder::add_decode(int64_t context_tokens) {
     w.decode_tokens_max = std::max(w.decode_tokens_max, held);
     w.decode_kv_bytes += r.exact_per_request ? layout_->layer_bytes(layout_->groups()[g], tokens)
                                              : held * r.bytes_per_token;
+    if (r.sparse_topk > 0) w.sparse_decode_tokens += std::min(held, r.sparse_topk);
   }
 }
 
@@ -607,6 +660,7 @@ void StepShapeBuilder::add_prefill(int64_t context_tokens, int64_t new_tokens, b
       w.prefill_pairs += causal_pairs(context_tokens, new_tokens, r.cap);
       w.prefill_kv_tokens += std::min(context_tokens + new_tokens, r.cap);
     }
+    if (r.sparse_topk > 0) w.sparse_prefill_pairs += causal_pairs(context_tokens, new_tokens, std::min(r.cap, r.sparse_topk));
   }
 }
 
@@ -629,15 +683,6 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
 StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
                                StepOpsOptions options)
     : model_(&model), layout_(&layout), parallel_(parallel), options_(std::move(options)) {
-  if (model.mla.index_topk > 0) {
-    // The indexer pass over every cached token and the top-k sparse attention have no operators
-    // yet (issue 24 item 3); costing them as dense MLA would be a silent wrong answer.
-    throw ConfigError(fmt::format(
-        "model '{}': DeepSeek sparse attention (index_topk={}) has no step-cost operators in kvplan yet; "
-        "memory and KV capacity answers work, step times (simulate, capacity, plan) are refused rather than "
-        "costed as dense MLA",
-        model.id, model.mla.index_topk));
-  }
   const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
                                                    options_.pipeline_stage);
   // Layer types: consecutive or not, layers with the same key share one op list.

@@ -39,7 +39,8 @@ namespace {
 
 constexpr int kSignificantBits = 8;
 constexpr std::size_t kMaxKeyGroups = 5;
-constexpr std::size_t kKeyWords = 7 + 5 * kMaxKeyGroups;
+// Per group: the five dense aggregates, and the two sparse ones in a DSA layout (GroupStepWork).
+constexpr std::size_t kKeyWords = 7 + 7 * kMaxKeyGroups;
 constexpr std::size_t kMaxMemoEntries = std::size_t{1} << 15;  // then the table starts over
 
 int64_t quantize(int64_t x) {
@@ -148,6 +149,14 @@ std::vector<std::size_t> per_token_groups(const KvLayout& layout) {
   return out;
 }
 
+// Key words per per-token group: 7 when the layout has a DeepSeek sparse-attention group.
+std::size_t words_per_group(const KvLayout& layout) {
+  for (const KvLayerGroup& g : layout.groups()) {
+    if (g.sparse_topk > 0) return 7;
+  }
+  return 5;
+}
+
 }  // namespace
 
 struct StepCostModel::Impl {
@@ -155,7 +164,8 @@ struct StepCostModel::Impl {
        CostOptions o)
       : model(m), gpu(g), parallel(p), profile(pr), options(o), layout(build_kv_layout(m, s, p, 0)),
         builder(layout), ops_options(step_ops_options(m, g, o, pr)), ops_builder(model, layout, parallel, ops_options),
-        key_groups(per_token_groups(layout)), memo(7 + 5 * std::min(key_groups.size(), kMaxKeyGroups)) {
+        key_groups(per_token_groups(layout)), group_words(words_per_group(layout)),
+        memo(7 + group_words * std::min(key_groups.size(), kMaxKeyGroups)) {
     memo_enabled = options.memoise && key_groups.size() <= kMaxKeyGroups;
     op_ns.reserve(128);
   }
@@ -170,6 +180,7 @@ struct StepCostModel::Impl {
   StepOpsOptions ops_options;
   StepOpsBuilder ops_builder;  // points at `model` and `layout`, like `builder`
   std::vector<std::size_t> key_groups;
+  std::size_t group_words = 5;  // key words per group (words_per_group)
   bool memo_enabled = true;
   MemoTable memo;
   int64_t hits = 0;
@@ -203,13 +214,15 @@ struct StepCostModel::Impl {
       gw.decode_kv_bytes = quantize(gw.decode_kv_bytes);
       gw.prefill_pairs = quantize(gw.prefill_pairs);
       gw.prefill_kv_tokens = quantize(gw.prefill_kv_tokens);
+      gw.sparse_decode_tokens = quantize(gw.sparse_decode_tokens);
+      gw.sparse_prefill_pairs = quantize(gw.sparse_prefill_pairs);
     }
     s.swap_in_bytes = quantize(std::max<int64_t>(0, w.swap_in_bytes));
     s.swap_out_bytes = quantize(std::max<int64_t>(0, w.swap_out_bytes));
     return s;
   }
 
-  std::size_t key_words() const { return 7 + 5 * key_groups.size(); }
+  std::size_t key_words() const { return 7 + group_words * key_groups.size(); }
 
   Key key_of(const StepShape& s) const {
     Key k{};
@@ -228,6 +241,10 @@ struct StepCostModel::Impl {
       k[i++] = gw.decode_kv_bytes;
       k[i++] = gw.prefill_pairs;
       k[i++] = gw.prefill_kv_tokens;
+      if (group_words == 7) {
+        k[i++] = gw.sparse_decode_tokens;
+        k[i++] = gw.sparse_prefill_pairs;
+      }
     }
     return k;
   }

@@ -1,7 +1,8 @@
 // The section 6 readers of published_import_mixers.cpp on small hand-made tables: the MLA decode
 // attends step + 1 tokens of the latent cache, repeated measurement passes keep the first, Gated
 // DeltaNet's two kernel rows become one row with their summed time, a Mamba-2 shape measured for
-// two models is imported once, and vLLM's eager all-reduce rows are left out.
+// two models is imported once, vLLM's eager all-reduce rows are left out, and the GLM-5 DSA kernel
+// tables keep their context rows and measured top-k rows only.
 #include <unistd.h>
 
 #include <filesystem>
@@ -106,6 +107,58 @@ TEST(PublishedImportMixers, Mamba2SameShapeOnceAndVllmEagerLeftOut) {
   EXPECT_STREQ(op.grid_variant, "vllm_all_reduce");
   EXPECT_DOUBLE_EQ(op.shape.v[0], 8192.0);  // 4096 bf16 ELEMENTS = 8192 B per rank
   EXPECT_DOUBLE_EQ(op.bytes, 2.0 * 3 / 4 * 8192);
+}
+
+// README §7c: the prefill kernels' decode rows, the all-tied 'flat' top-k rows and the latency-0
+// top-k rows (everything selected) are not imported; a context row becomes the step's operator.
+TEST(PublishedImportMixers, Glm5DsaKeepsContextRowsAndMeasuredTopK) {
+  const std::string cols =
+      "gpu,framework,version,op_name,kernel_source,model,architecture,mla_dtype,kv_cache_dtype,gemm_type,num_heads,"
+      "batch_size,isl,tp_size,step,compress_ratio,latency";
+  const std::string dsa = write(
+      "aiconfigurator_glm5_dsa_sglang_h100_h200_b200.csv",
+      cols + "\n"
+             "h200_sxm,SGLang,kernel-level,glm5_dsa_attn_module,flash_mla_sparse_fwd,zai-org/GLM-5,GlmMoeDsaForCausalLM,"
+             "bfloat16,fp8_e4m3,fp8_block,64,2,4096,1,0,1,1.5\n"
+             "h200_sxm,SGLang,kernel-level,glm5_dsa_attn_module,flash_mla_sparse_fwd,zai-org/GLM-5,GlmMoeDsaForCausalLM,"
+             "bfloat16,fp8_e4m3,fp8_block,64,8,1,1,4095,1,0.06\n"  // decode row of the prefill kernel
+             "h200_sxm,SGLang,kernel-level,glm5_mqa_logits_module,fp8_mqa_logits,zai-org/GLM-5,GlmMoeDsaForCausalLM,"
+             "fp8_e4m3,fp8_e4m3,fp8_block,64,1,100,1,0,1,0.01\n");
+  const PublishedTables t = read_published_table(dsa);
+  ASSERT_EQ(t.runs.size(), 2u);  // attention, indexer
+  const Measurement& a = t.runs[0].rows.at(0);
+  EXPECT_EQ(t.runs[0].rows.size(), 1u);
+  EXPECT_EQ(a.op_class, "dsa_attention");
+  // 2 x (2048 x 2049 / 2 + 2048 x 2048) sparse pairs x 64 heads x 1,088 x 2 FLOPs
+  const double sparse = 2.0 * (2048.0 * 2049 / 2 + 2048.0 * 2048);
+  EXPECT_DOUBLE_EQ(a.flops, 2.0 * sparse * 64 * 1088);
+  EXPECT_DOUBLE_EQ(a.bytes, sparse * 1152 + 8192.0 * 64 * 1088 * 2);
+  EXPECT_STREQ(row_op(a).grid_variant, "prefill");
+  const Measurement& ix = t.runs[1].rows.at(0);
+  EXPECT_EQ(ix.op_class, "dsa_indexer");
+  EXPECT_DOUBLE_EQ(ix.flops, 2.0 * 5050 * 32 * 128);  // 5,050 causal pairs, 32 indexer heads x 128
+  EXPECT_DOUBLE_EQ(row_op(ix).flops, ix.flops);
+
+  const std::string topk = write(
+      "aiconfigurator_glm5_topk_sglang_h100_h200_b200.csv",
+      cols + ",score_mode\n"
+             "b200_sxm,SGLang,kernel-level,glm5_topk_module,fast_topk_transform_fused,nvidia/GLM-5.2-NVFP4,"
+             "GlmMoeDsaForCausalLM,fp8_e4m3,fp8_e4m3,fp8_block,64,4,1,1,1000,1,0,top_last\n"  // <= 2048: not timed
+             "b200_sxm,SGLang,kernel-level,glm5_topk_module,fast_topk_transform_fused,nvidia/GLM-5.2-NVFP4,"
+             "GlmMoeDsaForCausalLM,fp8_e4m3,fp8_e4m3,fp8_block,64,4,1,1,8191,1,0.02,flat\n"
+             "b200_sxm,SGLang,kernel-level,glm5_topk_module,fast_topk_transform_fused,nvidia/GLM-5.2-NVFP4,"
+             "GlmMoeDsaForCausalLM,fp8_e4m3,fp8_e4m3,fp8_block,64,4,1,1,8191,1,0.01,top_last\n");
+  const PublishedTables k = read_published_table(topk);
+  ASSERT_EQ(k.runs.size(), 1u);
+  ASSERT_EQ(k.runs[0].rows.size(), 1u);
+  const Measurement& m = k.runs[0].rows[0];
+  EXPECT_EQ(m.op_class, "dsa_topk");
+  EXPECT_DOUBLE_EQ(m.median_ns, 10000.0);
+  // 4 sequences x 8,192 logits of 4 B read, 4 x 2,048 int32 indices written
+  EXPECT_DOUBLE_EQ(m.bytes, 4.0 * 4 * 8192 + 4.0 * 4 * 2048);
+  EXPECT_STREQ(row_op(m).grid_variant, "decode");
+  ASSERT_FALSE(k.notes.empty());
+  EXPECT_NE(k.notes.back().find("1 'flat' top-k row(s)"), std::string::npos) << k.notes.back();
 }
 
 }  // namespace

@@ -483,19 +483,66 @@ TEST(StepOpsBuilder, ReusedBuilderAndListMatchFreshBuilds) {
 namespace kvplan {
 namespace {
 
-// DeepSeek sparse attention has no operators yet (issue 24 item 3): step costs are refused, not
-// costed as dense MLA.
-TEST(StepOpsSparseAttention, DsaModelsAreRefusedNamingTheField) {
-  for (const char* id : {"deepseek-v3.2", "glm-5"}) {
-    Fixture f(id);
-    f.builder.add_decode(1000);
-    try {
-      f.build();
-      FAIL() << id;
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find("index_topk=2048"), std::string::npos) << e.what();
-    }
-  }
+// Issue 24 item 3: DeepSeek sparse attention. The indexer scores every key a query sees, the top-k
+// keeps index_topk of them and the sparse MLA kernel reads only those, in the absorbed form.
+TEST(StepOpsDsa, DecodeScoresEveryKeyAndAttendsOnlyTheTopK) {
+  KvScheme fp8;
+  fp8.kv_dtype = DType::kFp8E4M3;
+  Fixture f("deepseek-v3.2", 8, fp8);
+  f.builder.add_decode(999);   // 1,000 keys held: all selected
+  f.builder.add_decode(4999);  // 5,000 held: 2,048 selected
+  StepOps ops = f.build();
+  // indexer: 64 heads x 128 fp8 on every GPU over 6,000 keys; keys 132 B (128 + one fp32 scale),
+  // queries 2 x 64 x 132 B, logits 4 B per (query, key). The paged decode kernel has no bare table:
+  // the attention_decode class prices it (64 query heads, one fp8 key head).
+  const StepOp& ix = op(ops, "dsa_indexer");
+  EXPECT_EQ(ix.op_class, OpClass::kAttentionDecode);
+  EXPECT_EQ(ix.grid_dtype, DType::kFp8E4M3);
+  EXPECT_DOUBLE_EQ(ix.shape.v[1], 3000.0);  // keys per sequence
+  EXPECT_DOUBLE_EQ(ix.shape.v[2], 64.0);
+  EXPECT_DOUBLE_EQ(ix.flops, 2.0 * 6000 * 64 * 128);
+  EXPECT_DOUBLE_EQ(ix.bytes, 6000.0 * 132 + 2.0 * 64 * 132 + 4.0 * 6000);
+  const StepOp& tk = op(ops, "dsa_topk");
+  EXPECT_EQ(tk.op_class, OpClass::kDsaTopk);
+  EXPECT_DOUBLE_EQ(tk.bytes, 4.0 * 6000 + 4.0 * 2 * 2048);
+  // FlashMLA decode over the selected latents: min(1000, 2048) + min(5000, 2048) = 3,048; 128 / 8 =
+  // 16 heads; width 2 x 512 + 64 = 1,088; fp8_ds_mla latent 656 B per token (the indexer key is not read)
+  const StepOp& at = op(ops, "attention_decode_topk");
+  EXPECT_EQ(at.op_class, OpClass::kMlaDecode);
+  EXPECT_DOUBLE_EQ(at.flops, 2.0 * 3048 * 16 * 1088);
+  EXPECT_DOUBLE_EQ(at.bytes, 3048.0 * 656 + 2.0 * 16 * 1088 * 2);
+  EXPECT_DOUBLE_EQ(at.critical_bytes, 2048.0 * 656);  // the longest sequence reads topk latents
+  EXPECT_FALSE(has_op(ops, "kv_b_proj"));
+  EXPECT_TRUE(has_op(ops, "q_absorb"));
+  EXPECT_TRUE(has_op(ops, "indexer_wq_b"));
+}
+
+TEST(StepOpsDsa, PrefillRunsAbsorbedOverTheSelectedLatents) {
+  Fixture f("glm-5", 8);
+  f.builder.add_prefill(3000, 1000, true);  // every query sees more than 2,048 keys
+  StepOps ops = f.build();
+  // indexer pairs: 1000 x (3000 + 1001 / 2) = 3,500,500, GLM-5's 32 indexer heads x 128
+  const StepOp& ix = op(ops, "dsa_indexer");
+  EXPECT_DOUBLE_EQ(ix.flops, 2.0 * 3500500 * 32 * 128);
+  EXPECT_DOUBLE_EQ(ix.bytes, 4000.0 * 132 + 1000.0 * 32 * 132 + 4.0 * 3500500);
+  // sparse pairs 1000 x 2048; 64 / 8 = 8 heads padded to the 64-head tile; bf16 latent (512 + 64) x 2 B
+  const StepOp& at = op(ops, "attention_prefill");
+  EXPECT_EQ(at.op_class, OpClass::kDsaAttention);
+  EXPECT_DOUBLE_EQ(at.flops, 2.0 * 2048000 * 64 * 1088);
+  EXPECT_DOUBLE_EQ(at.bytes, 2048000.0 * 1152 + 1000.0 * 8 * 1088 * 2);
+  EXPECT_FALSE(has_op(ops, "kv_b_proj"));  // no decompression: absorbed
+  const StepOp& pre = op(ops, "q_absorb");
+  EXPECT_DOUBLE_EQ(pre.flops, 2.0 * 1000 * 8 * 192 * 512);  // q_nope 192 wide in GLM-5
+}
+
+TEST(StepOpsDsa, ShortContextsSelectEveryKey) {
+  Fixture f("deepseek-v3.2", 8);
+  f.builder.add_prefill(0, 100, true);  // 5,050 causal pairs, all under 2,048 keys
+  EXPECT_EQ(f.builder.shape().groups[0].sparse_prefill_pairs, 5050);
+  EXPECT_EQ(f.builder.shape().groups[0].prefill_pairs, 5050);
+  f.builder.add_prefill(2000, 100, true);  // 48 queries see <= 2,048 keys, then 52 capped
+  EXPECT_EQ(f.builder.shape().groups[0].sparse_prefill_pairs, 5050 + causal_pairs(2000, 100, 2048));
+  EXPECT_EQ(causal_pairs(2000, 100, 2048), (2001 + 2048) * 48 / 2 + 52 * 2048);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "kvplan/calibration/measurement.h"
 #include "kvplan/core/dtype.h"
+#include "kvplan/core/mixer_ops.h"
 #include "kvplan/core/step_ops.h"
 
 namespace kvplan::calibration {
@@ -52,6 +53,14 @@ StepOp all_reduce_op(double payload_bytes, int ranks);
 // sequence; the op gated_deltanet_op (mixer_ops.h) builds.
 StepOp gdn_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t hk, int64_t dk, int64_t hv, int64_t dv,
                   int64_t d_conv);
+// DeepSeek sparse-attention kernel rows (README §7c): `batch` requests of `isl` query tokens after
+// `past` cached ones, as the step prices them: the indexer scores every visible key
+// (dsa_indexer_op), the top-k reads their logits (dsa_topk_op), the sparse MLA prefill kernel reads
+// at most d.topk latents per query (dsa_prefill_attention_op). `c` picks which of the three; the
+// indexer and attention rows are context rows (isl > 1).
+StepOp dsa_row_op(OpClass c, int64_t batch, int64_t isl, int64_t past, const DsaDims& d, const MlaDims& m,
+                  int64_t heads, double latent_bytes_per_token);
+
 // Mamba-2 causal conv1d rows (README §6g): conv1d_op over `channels`.
 StepOp conv1d_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t channels, int64_t d_conv);
 

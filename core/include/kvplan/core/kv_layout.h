@@ -38,6 +38,8 @@ struct KvLayerGroup {
   // DeepSeek sparse attention: the lightning indexer's key cache, part of bytes_per_token (one
   // block table pages both), per layer per token.
   int64_t indexer_bytes_per_token = 0;
+  // DeepSeek sparse attention: latents each query's attention reads (index_topk; 0: dense).
+  int64_t sparse_topk = 0;
 };
 
 class KvLayout {

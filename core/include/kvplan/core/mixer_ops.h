@@ -75,6 +75,41 @@ StepOp gated_deltanet_op(bool prefill, double sequences, double tokens, int64_t 
 // Shape {sequences, tokens per sequence, channels}; variant "prefill" / "decode".
 StepOp conv1d_op(bool prefill, double sequences, double tokens, int64_t channels, int d_conv);
 
+// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): a lightning indexer scores every key a query
+// sees, a top-k keeps `topk` of them, and MLA attention reads only those (DeepSeek-V3.2 tech report
+// §2.1; vLLM deepseek_v2.py Indexer and the FLASHMLA_SPARSE backend; SGLang nsa_backend.py).
+struct DsaDims {
+  int64_t index_heads = 64;  // index_n_heads: the indexer runs all of them on every GPU (replicated)
+  int64_t index_dim = 128;   // index_head_dim: fp8 keys with one fp32 scale per 128
+  int64_t topk = 2048;       // index_topk
+};
+
+// Indexer logits. Every query token scores every key it sees with index_heads fp8 heads of
+// index_dim, the heads' ReLU'd scores weighted and summed into one fp32 logit per (query, key).
+//   FLOPs 2·pairs·index_heads·index_dim, bytes keys·(index_dim + 4) + query_tokens·index_heads·(index_dim + 4) + 4·pairs
+// `keys`: key-cache tokens read (once per sequence); `pairs`: the (query, key) pairs scored.
+// Prefill: DeepGEMM fp8_mqa_logits, the dsa_indexer class (SGLang's GLM-5 kernel table), shape
+// {sequences, query tokens per sequence, keys per query token}. Decode: fp8_paged_mqa_logits, which
+// has no published bare-kernel table: the attention_decode class prices it as the paged decode read
+// it is (one fp8 key head, index_heads query heads), shape {sequences, keys per sequence,
+// index_heads, 1}, fp8 grid.
+StepOp dsa_indexer_op(bool prefill, const DsaDims& d, double sequences, double query_tokens, double pairs, double keys);
+
+// Top-k over each query token's logits: the 4-byte logits read, topk int32 indices written.
+//   FLOPs pairs, bytes 4·pairs + 4·query_tokens·topk
+// Shape {sequences, query tokens per sequence, keys per query token}; variant "prefill" / "decode".
+StepOp dsa_topk_op(bool prefill, const DsaDims& d, double sequences, double query_tokens, double pairs);
+
+// Prefill sparse MLA attention over the selected latents, absorbed form (FlashMLA
+// flash_mla_sparse_fwd: qk width r + R, v width r, queries and outputs in the latent space): each
+// query token reads its own <= topk latents. Heads are padded to the kernel's 64-head tile.
+//   FLOPs 2·sparse_pairs·padded_heads·(2r + R),
+//   bytes sparse_pairs·latent_bytes_per_token + query_tokens·heads·(2r + R)·2
+// Shape {sequences, query tokens per sequence, padded heads}; variant "prefill". Decode reads at most
+// topk latents per sequence with FlashMLA's decode kernel: mla_decode_op over the selected latents.
+StepOp dsa_prefill_attention_op(const MlaDims& m, double sequences, double query_tokens, double sparse_pairs,
+                                double latent_bytes_per_token, int64_t heads);
+
 // What an operator of this file (or vLLM's all-reduce) stands for, for explanations: which engine's
 // table prices it and what work it covers, e.g. "absorbed decode over the latent cache; SGLang's
 // kernel table (vLLM has none: SGLang's FA3 MLA kernel stands in)". Empty for other operators.

@@ -46,8 +46,13 @@ enum class OpClass {
   kMlaDecode,         // MLA absorbed decode attention over the latent cache (kv_lora_rank + rope)
   kGatedDeltaNet,     // Gated DeltaNet core: causal conv1d + chunked scan (prefill) or recurrent update (decode)
   kConv1d,            // Mamba causal conv1d over the x/B/C channels (prefill: conv; decode: state update)
+  // DeepSeek sparse attention (DeepSeek-V3.2, GLM-5):
+  // (decode runs the paged kernels: attention_decode prices the indexer, mla_decode the attention)
+  kDsaIndexer,        // prefill lightning-indexer logits: fp8 MQA scores of every visible key (DeepGEMM)
+  kDsaTopk,           // top-k selection over each query's indexer logits (prefill and decode)
+  kDsaAttention,      // prefill sparse MLA attention over the selected latents (FlashMLA sparse)
 };
-inline constexpr std::size_t kNumOpClasses = 16;
+inline constexpr std::size_t kNumOpClasses = 19;
 std::string_view op_class_name(OpClass c);  // "gemm", "moe_gemm", "attention_prefill", ...
 // Parses a name written by op_class_name; throws ConfigError naming `what`.
 OpClass parse_op_class(std::string_view name, std::string_view what);

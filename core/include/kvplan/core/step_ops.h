@@ -52,6 +52,10 @@ struct GroupStepWork {
   int64_t decode_kv_bytes = 0;    // Σ exact per-layer bytes of those tokens (KvLayout::layer_bytes)
   int64_t prefill_pairs = 0;      // Σ causal (query, key) pairs over prefill chunks
   int64_t prefill_kv_tokens = 0;  // Σ held tokens the chunks' attention reads (cached prefix + new)
+  // DeepSeek sparse attention (KvLayerGroup::sparse_topk > 0): what the sparse attention reads, each
+  // query at most topk of the keys above (the indexer scores all of them).
+  int64_t sparse_decode_tokens = 0;      // Σ over decode sequences of min(held, topk)
+  int64_t sparse_prefill_pairs = 0;      // Σ over prefill queries of min(keys seen, topk)
 };
 
 struct StepShape {
@@ -97,6 +101,7 @@ class StepShapeBuilder {
     int64_t chunk = 0;          // chunked local attention: chunk length (0: not chunked)
     int64_t bytes_per_token = 0;  // exact integer bytes per token per layer (non-KIVI)
     bool exact_per_request = false;  // KIVI: bytes from KvLayout::layer_bytes per request
+    int64_t sparse_topk = 0;         // DSA: keys each query's sparse attention reads (0: dense)
   };
   const KvLayout* layout_;
   std::vector<GroupRule> rules_;
