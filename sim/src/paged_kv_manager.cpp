@@ -107,21 +107,31 @@ int64_t PagedKvManager::obtainable_bytes() const { return free_bytes_ + (tree_ ?
 
 void PagedKvManager::make_free(int64_t bytes) {
   while (free_bytes_ < bytes) {
-    int32_t node = tree_ ? tree_->lru_leaf() : PrefixTree::kNoNode;
-    if (node == PrefixTree::kNoNode) fail("make_free: no evictable prefix node left for a planned allocation");
-    tree_->remove_leaf(node);
-    evicted_nodes_ += 1;
-    std::span<const int32_t> ids = tree_->blocks(node);
-    const size_t per_pool = ids.size() / pools_.size();
-    for (size_t k = 0; k < ids.size(); ++k) {
-      Pool& pool = pools_[k / per_pool];
-      Block& block = pool.blocks[static_cast<size_t>(ids[k])];
-      block.node = PrefixTree::kNoNode;
-      block.fill = 0;
-      pool.cached_blocks -= 1;
-      pool.free_ids.push_back(ids[k]);
-      free_bytes_ += pool.block_bytes;
+    const PrefixTree::Node leaf = tree_ ? tree_->lru_leaf() : PrefixTree::Node{};
+    if (leaf.run == PrefixTree::kNoNode) fail("make_free: no evictable prefix node left for a planned allocation");
+    // Every node frees node_bytes. The unreferenced nodes at the end of the leaf's run are the next
+    // least recently used leaves in turn (one clock per run): evict as many as are needed at once,
+    // last first, each node's blocks group after group.
+    const int32_t count =
+        tree_->unreferenced_tail(leaf, ceil_div(bytes - free_bytes_, std::max<int64_t>(tree_->node_bytes(), 1)));
+    const size_t per_node = static_cast<size_t>(tree_->blocks_per_node());
+    const size_t per_pool = per_node / pools_.size();
+    std::span<const int32_t> ids = tree_->run_blocks(leaf.run);
+    for (size_t n = 1; n <= static_cast<size_t>(count); ++n) {
+      const int32_t* node_ids = ids.data() + (ids.size() - n * per_node);  // [pools, per_pool]
+      for (Pool& pool : pools_) {
+        for (size_t j = 0; j < per_pool; ++j, ++node_ids) {
+          Block& block = pool.blocks[static_cast<size_t>(*node_ids)];
+          block.node = PrefixTree::Node{};
+          block.fill = 0;
+          pool.free_ids.push_back(*node_ids);
+        }
+        pool.cached_blocks -= static_cast<int64_t>(per_pool);
+        free_bytes_ += static_cast<int64_t>(per_pool) * pool.block_bytes;
+      }
     }
+    tree_->remove_leaves(leaf, count);  // after reading their blocks
+    evicted_nodes_ += count;
   }
 }
 
@@ -136,7 +146,7 @@ int32_t PagedKvManager::allocate_block(size_t p, int32_t fill) {
     pool.blocks.emplace_back();
   }
   Block& block = pool.blocks[static_cast<size_t>(id)];
-  block = Block{.refcount = 1, .fill = fill, .node = PrefixTree::kNoNode};
+  block = Block{.refcount = 1, .fill = fill, .node = PrefixTree::Node{}};
   pool.held_blocks += 1;
   pool.filled_slots += fill;
   free_bytes_ -= pool.block_bytes;
@@ -164,7 +174,7 @@ void PagedKvManager::drop_ref(size_t p, int32_t id) {
   if (block.refcount > 0) return;
   pool.held_blocks -= 1;
   pool.filled_slots -= block.fill;
-  if (block.node != PrefixTree::kNoNode) {
+  if (block.node.run != PrefixTree::kNoNode) {
     pool.cached_blocks += 1;  // stays in the prefix cache, evictable once its node is a leaf
     tree_->block_unreferenced(block.node);
   } else {
@@ -174,17 +184,15 @@ void PagedKvManager::drop_ref(size_t p, int32_t id) {
   }
 }
 
-PagedKvManager::Seq& PagedKvManager::find(SeqId seq) {
-  auto it = seq_index_.find(seq);
-  if (it == seq_index_.end()) throw std::logic_error("PagedKvManager: unknown sequence " + std::to_string(seq));
-  return seqs_[static_cast<size_t>(it->second)];
+int32_t PagedKvManager::slot_of(SeqId seq) const {
+  const int32_t slot = seq_index_.find(0, static_cast<uint64_t>(seq));
+  if (slot == EdgeTable::kAbsent) throw std::logic_error("PagedKvManager: unknown sequence " + std::to_string(seq));
+  return slot;
 }
 
-const PagedKvManager::Seq& PagedKvManager::find(SeqId seq) const {
-  auto it = seq_index_.find(seq);
-  if (it == seq_index_.end()) throw std::logic_error("PagedKvManager: unknown sequence " + std::to_string(seq));
-  return seqs_[static_cast<size_t>(it->second)];
-}
+PagedKvManager::Seq& PagedKvManager::find(SeqId seq) { return seqs_[static_cast<size_t>(slot_of(seq))]; }
+
+const PagedKvManager::Seq& PagedKvManager::find(SeqId seq) const { return seqs_[static_cast<size_t>(slot_of(seq))]; }
 
 PagedKvManager::Seq& PagedKvManager::new_seq(SeqId id) {
   int32_t index = 0;
@@ -195,7 +203,7 @@ PagedKvManager::Seq& PagedKvManager::new_seq(SeqId id) {
     index = static_cast<int32_t>(seqs_.size());
     seqs_.emplace_back();
   }
-  seq_index_.emplace(id, index);
+  seq_index_.insert(0, static_cast<uint64_t>(id), index);
   Seq& s = seqs_[static_cast<size_t>(index)];
   s.id = id;
   s.live = true;
@@ -323,19 +331,13 @@ int64_t PagedKvManager::match_prefix(int32_t hash_block_tokens, std::span<const 
       tree_->num_nodes() > 0) {
     return 0;  // a different hash granularity than the cached one: no shared identity
   }
-  int32_t node = PrefixTree::kRoot;
-  int64_t matched = 0;
-  for (uint64_t h : hashes) {
-    node = tree_->find_child(node, h);
-    if (node == PrefixTree::kNoNode) break;
-    matched += 1;
-  }
-  return matched * hash_block_tokens;
+  PrefixTree::Node node = PrefixTree::kRootNode;
+  return tree_->match(&node, hashes) * hash_block_tokens;
 }
 
 AdmitResult PagedKvManager::admit(const SeqKvRequest& request, int64_t initial_tokens) {
   clock_ += 1;
-  if (seq_index_.count(request.seq) != 0) {
+  if (seq_index_.find(0, static_cast<uint64_t>(request.seq)) != EdgeTable::kAbsent) {
     throw std::logic_error("PagedKvManager: sequence " + std::to_string(request.seq) + " admitted twice");
   }
   if (initial_tokens < 0) throw std::logic_error("PagedKvManager: negative initial_tokens");
@@ -368,10 +370,10 @@ AdmitResult PagedKvManager::admit(const SeqKvRequest& request, int64_t initial_t
   int64_t cached_blocks = 0;
   int64_t lost_evictable = 0;  // unreferenced nodes the hit will reference
   if (identity) {
-    int32_t node = PrefixTree::kRoot;
+    PrefixTree::Node node = PrefixTree::kRootNode;
     for (int64_t i = 0; i < num_hashes; ++i) {
       node = tree_->find_child(node, request.prefix_hashes[static_cast<size_t>(i)]);
-      if (node == PrefixTree::kNoNode) break;
+      if (node.run == PrefixTree::kNoNode) break;
       match_nodes_.push_back(node);
     }
     // Engines recompute at least the last prompt token (its logits start decoding): whole blocks of
@@ -379,7 +381,7 @@ AdmitResult PagedKvManager::admit(const SeqKvRequest& request, int64_t initial_t
     cached_blocks = std::min({static_cast<int64_t>(match_nodes_.size()) * blocks_per_hash,
                               std::max<int64_t>(0, request.prompt_tokens - 1) / b, initial_tokens / b});
     match_nodes_.resize(static_cast<size_t>(ceil_div(cached_blocks, std::max<int64_t>(blocks_per_hash, 1))));
-    for (int32_t node_id : match_nodes_) {
+    for (const PrefixTree::Node& node_id : match_nodes_) {
       if (!tree_->referenced(node_id)) lost_evictable += tree_->node_bytes();
     }
   }
@@ -397,13 +399,14 @@ AdmitResult PagedKvManager::admit(const SeqKvRequest& request, int64_t initial_t
   }
   for (size_t p = 0; p < pools_.size(); ++p) {
     for (int64_t j = 0; j < cached_blocks; ++j) {
-      int32_t node = match_nodes_[static_cast<size_t>(j / blocks_per_hash)];
+      const PrefixTree::Node node = match_nodes_[static_cast<size_t>(j / blocks_per_hash)];
       int32_t id = tree_->blocks(node)[static_cast<size_t>(static_cast<int64_t>(p) * blocks_per_hash + j % blocks_per_hash)];
       add_ref(p, id);
       seq.tables[p].push_back(id);
     }
   }
-  for (int32_t node : match_nodes_) tree_->touch(node, clock_);
+  // The hit's path, root to its last node, was used now (a run that goes on past it is cut there).
+  if (!match_nodes_.empty()) tree_->touch_path(make_last(match_nodes_.back()), clock_);
   seq.tokens = cached_blocks * b;
   make_free(need);  // after the hit took its references, so the hit is never evicted
   free_bytes_ -= slot_bytes_;
@@ -441,51 +444,87 @@ int64_t PagedKvManager::truncate(SeqId id, int64_t tokens) {
   return capacity_tokens(seq);
 }
 
+PrefixTree::Node PagedKvManager::make_last(PrefixTree::Node node) {
+  const int32_t run = tree_->make_last(node);
+  if (run != node.run) {
+    // The nodes up to `node` moved to a new run: their blocks name it now.
+    const size_t per_pool = static_cast<size_t>(tree_->blocks_per_node()) / pools_.size();
+    std::span<const int32_t> ids = tree_->run_blocks(run);
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const size_t p = (k % static_cast<size_t>(tree_->blocks_per_node())) / per_pool;
+      pools_[p].blocks[static_cast<size_t>(ids[k])].node.run = run;
+    }
+  }
+  return PrefixTree::Node{run, node.depth};
+}
+
 void PagedKvManager::insert_prefix(const Seq& seq) {
   const int64_t blocks_per_hash = seq.hash_block_tokens / tokens_per_block_;
   const int64_t n = std::min<int64_t>(static_cast<int64_t>(seq.hashes.size()),
                                       std::min(seq.tokens, seq.prefix_valid_tokens) / seq.hash_block_tokens);
-  int32_t node = PrefixTree::kRoot;
-  bool below_new_node = false;  // a node this walk created has no children: nothing to look up
-  for (int64_t i = 0; i < n; ++i) {
-    int32_t child = below_new_node ? PrefixTree::kNoNode : tree_->find_child(node, seq.hashes[static_cast<size_t>(i)]);
-    if (child != PrefixTree::kNoNode) {
-      tree_->touch(child, clock_);  // same content already cached: this sequence's copy is freed
-      node = child;
-      continue;
-    }
-    scratch_.clear();
-    bool sole_holder = true;
-    for (size_t p = 0; p < pools_.size(); ++p) {
-      for (int64_t j = 0; j < blocks_per_hash; ++j) {
-        int32_t id = seq.tables[p][static_cast<size_t>(i * blocks_per_hash + j)];
-        const Block& block = pools_[p].blocks[static_cast<size_t>(id)];
-        if (block.node != PrefixTree::kNoNode) return;  // cannot happen; never hang a block twice
-        sole_holder = sole_holder && block.refcount == 1;
-        scratch_.push_back(id);
+  const std::span<const uint64_t> hashes = std::span<const uint64_t>(seq.hashes).first(static_cast<size_t>(n));
+  // The hash blocks already cached: the same content, so this sequence's copies are freed at
+  // release; the path to them is touched.
+  PrefixTree::Node node = PrefixTree::kRootNode;
+  const int64_t cached = tree_->match(&node, hashes);
+  if (node.run != PrefixTree::kRoot) {
+    node = make_last(node);
+    tree_->touch_path(node, clock_);
+  }
+  if (cached == n) return;
+  // The rest hang below it as one chain, up to the first hash block with a block the tree already
+  // holds (cannot happen; never hang a block twice).
+  const auto bph = static_cast<size_t>(blocks_per_hash);
+  const auto first = static_cast<size_t>(cached);
+  size_t end = static_cast<size_t>(n);
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const std::vector<int32_t>& table = seq.tables[p];
+    const std::vector<Block>& blocks = pools_[p].blocks;
+    for (size_t k = first * bph; k < end * bph; ++k) {
+      if (blocks[static_cast<size_t>(table[k])].node.run != PrefixTree::kNoNode) {
+        end = k / bph;
+        break;
       }
     }
-    // Keep references closed under ancestors: a new node whose blocks other sequences (forks) keep
-    // holding must hang under a node those sequences hold too, i.e. one this sequence holds.
-    if (node != PrefixTree::kRoot && !sole_holder &&
-        tree_->blocks(node)[0] != seq.tables[0][static_cast<size_t>((i - 1) * blocks_per_hash)]) {
-      return;
+  }
+  if (end == first) return;
+  // Keep references closed under ancestors: a new node whose blocks other sequences (forks) keep
+  // holding must hang under a node those sequences hold too, i.e. one this sequence holds. The
+  // nodes after the first hang under this sequence's own blocks.
+  if (node.run != PrefixTree::kRoot &&
+      tree_->blocks(node)[0] != seq.tables[0][(first - 1) * bph]) {
+    for (size_t p = 0; p < pools_.size(); ++p) {
+      for (size_t k = first * bph; k < (first + 1) * bph; ++k) {
+        if (pools_[p].blocks[static_cast<size_t>(seq.tables[p][k])].refcount != 1) return;  // not the sole holder
+      }
     }
-    int32_t created = tree_->add_child(node, seq.hashes[static_cast<size_t>(i)], scratch_,
-                                       static_cast<int32_t>(scratch_.size()), clock_);
-    for (size_t k = 0; k < scratch_.size(); ++k) {
-      pools_[k / static_cast<size_t>(blocks_per_hash)].blocks[static_cast<size_t>(scratch_[k])].node = created;
+  }
+  // [end - first, pools, blocks_per_hash]
+  const size_t per_node = pools_.size() * bph;
+  scratch_.resize((end - first) * per_node);
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const int32_t* table = seq.tables[p].data();
+    for (size_t t = first; t < end; ++t) {
+      std::copy_n(table + t * bph, bph, scratch_.begin() + static_cast<std::ptrdiff_t>((t - first) * per_node + p * bph));
     }
-    node = created;
-    below_new_node = true;
+  }
+  const PrefixTree::Node last = tree_->add_chain(node, hashes.subspan(first, end - first), scratch_,
+                                                 static_cast<int32_t>(per_node), clock_);
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const std::vector<int32_t>& table = seq.tables[p];
+    std::vector<Block>& blocks = pools_[p].blocks;
+    for (size_t t = first; t < end; ++t) {
+      for (size_t k = t * bph; k < (t + 1) * bph; ++k) {
+        blocks[static_cast<size_t>(table[k])].node = PrefixTree::Node{last.run, static_cast<int32_t>(t)};
+      }
+    }
   }
 }
 
 void PagedKvManager::release(SeqId id, bool cache_prefix) {
   clock_ += 1;
-  auto it = seq_index_.find(id);
-  if (it == seq_index_.end()) throw std::logic_error("PagedKvManager: unknown sequence " + std::to_string(id));
-  Seq& seq = seqs_[static_cast<size_t>(it->second)];
+  const int32_t slot = slot_of(id);
+  Seq& seq = seqs_[static_cast<size_t>(slot)];
   if (cache_prefix && tree_ && seq.hash_block_tokens > 0) insert_prefix(seq);
   for (size_t p = 0; p < pools_.size(); ++p) {
     std::vector<int32_t>& table = seq.tables[p];
@@ -495,8 +534,8 @@ void PagedKvManager::release(SeqId id, bool cache_prefix) {
   free_bytes_ += slot_bytes_;
   live_slots_ -= 1;
   seq.live = false;
-  free_seq_slots_.push_back(it->second);
-  seq_index_.erase(it);
+  free_seq_slots_.push_back(slot);
+  seq_index_.erase(0, static_cast<uint64_t>(id));
 }
 
 void PagedKvManager::publish_prefix(SeqId id) {
@@ -508,7 +547,7 @@ void PagedKvManager::publish_prefix(SeqId id) {
 
 bool PagedKvManager::fork(SeqId parent_id, SeqId child_id) {
   clock_ += 1;
-  if (seq_index_.count(child_id) != 0) {
+  if (seq_index_.find(0, static_cast<uint64_t>(child_id)) != EdgeTable::kAbsent) {
     throw std::logic_error("PagedKvManager: fork into existing sequence " + std::to_string(child_id));
   }
   find(parent_id);  // throws for an unknown parent
@@ -588,8 +627,9 @@ void PagedKvManager::check_invariants() const {
     const Seq& seq = seqs_[index];
     if (!seq.live) continue;
     live += 1;
-    auto it = seq_index_.find(seq.id);
-    if (it == seq_index_.end() || it->second != static_cast<int32_t>(index)) fail("sequence index of " + std::to_string(seq.id));
+    if (seq_index_.find(0, static_cast<uint64_t>(seq.id)) != static_cast<int32_t>(index)) {
+      fail("sequence index of " + std::to_string(seq.id));
+    }
     if (max_model_len_ > 0 && seq.tokens > max_model_len_) fail("sequence past max_model_len");
     for (size_t p = 0; p < pools_.size(); ++p) {
       const Pool& pool = pools_[p];
@@ -621,18 +661,22 @@ void PagedKvManager::check_invariants() const {
   for (size_t p = 0; p < pools_.size(); ++p) in_tree[p].assign(pools_[p].blocks.size(), 0);
   if (tree_) {
     tree_->check_invariants();
-    tree_->for_each_node([&](int32_t node, std::span<const int32_t> ids) {
+    tree_->for_each_node([&](PrefixTree::Node node, std::span<const int32_t> ids) {
       const size_t per_pool = ids.size() / pools_.size();
       int32_t referenced = 0;
       for (size_t k = 0; k < ids.size(); ++k) {
         size_t p = k / per_pool;
         const Block& block = pools_[p].blocks[static_cast<size_t>(ids[k])];
-        if (block.node != node) fail("block of node " + std::to_string(node) + " points elsewhere");
+        if (block.node != node) {
+          fail("block of node (" + std::to_string(node.run) + ", " + std::to_string(node.depth) + ") points elsewhere");
+        }
         if (block.fill != b) fail("cached block not full");
         in_tree[p][static_cast<size_t>(ids[k])] += 1;
         if (block.refcount > 0) referenced += 1;
       }
-      if (referenced != tree_->referenced_blocks(node)) fail("referenced_blocks of node " + std::to_string(node));
+      if (referenced != tree_->referenced_blocks(node)) {
+        fail("referenced_blocks of node (" + std::to_string(node.run) + ", " + std::to_string(node.depth) + ")");
+      }
     });
   }
   // Blocks: refcount == number of holding tables; free list == exactly the blocks no table and
@@ -654,8 +698,8 @@ void PagedKvManager::check_invariants() const {
         fail("pool " + std::to_string(p) + " block " + std::to_string(id) + " refcount " + std::to_string(block.refcount) +
              " but " + std::to_string(holders[p][id]) + " holders");
       }
-      if (in_tree[p][id] != (block.node != PrefixTree::kNoNode ? 1 : 0)) fail("block node field vs tree");
-      bool is_free = block.refcount == 0 && block.node == PrefixTree::kNoNode;
+      if (in_tree[p][id] != (block.node.run != PrefixTree::kNoNode ? 1 : 0)) fail("block node field vs tree");
+      bool is_free = block.refcount == 0 && block.node.run == PrefixTree::kNoNode;
       if (is_free != (listed[id] == 1)) fail("block " + std::to_string(id) + (is_free ? " free but not listed" : " listed but held"));
       if (block.fill < 0 || block.fill > b || (is_free && block.fill != 0)) fail("block fill out of range");
       if (block.refcount > 0) {

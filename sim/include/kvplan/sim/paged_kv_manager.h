@@ -36,7 +36,6 @@
 #include <limits>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "kvplan/sim/kv_manager.h"
@@ -95,7 +94,7 @@ class PagedKvManager final : public KvManager {
   struct Block {
     int32_t refcount = 0;  // live sequences whose table holds it
     int32_t fill = 0;      // token slots written, 0..tokens_per_block
-    int32_t node = PrefixTree::kNoNode;
+    PrefixTree::Node node;  // the prefix-cache node holding it; run == kNoNode when none
   };
   struct Pool {
     const KvLayerGroup* group = nullptr;
@@ -129,7 +128,7 @@ class PagedKvManager final : public KvManager {
 
   Span span(const Pool& pool, int64_t first, int64_t tokens) const;
   int64_t view_fill(const Span& s, int64_t index) const;
-  bool writable(const Block& block) const { return block.refcount == 1 && block.node == PrefixTree::kNoNode; }
+  bool writable(const Block& block) const { return block.refcount == 1 && block.node.run == PrefixTree::kNoNode; }
   int64_t capacity_tokens(const Seq& seq) const;
   // Bytes that can be made free now: free + every unreferenced prefix node.
   int64_t obtainable_bytes() const;
@@ -144,10 +143,13 @@ class PagedKvManager final : public KvManager {
   // The same, with `need` = resize_need(seq, tokens, ...) already computed by the caller (grow and
   // truncate check it first; computing it twice was 2% of a simulation).
   void resize(Seq& seq, int64_t tokens, int64_t need);
+  int32_t slot_of(SeqId seq) const;  // throws std::logic_error for an unknown sequence
   Seq& find(SeqId seq);
   const Seq& find(SeqId seq) const;
   Seq& new_seq(SeqId id);
   void insert_prefix(const Seq& seq);
+  // PrefixTree::make_last, renaming the blocks of a run it splits off; returns `node` afterwards.
+  PrefixTree::Node make_last(PrefixTree::Node node);
   int64_t blocks_at(const Pool& pool, int64_t tokens) const;
 
   int64_t capacity_bytes_;
@@ -161,7 +163,9 @@ class PagedKvManager final : public KvManager {
   std::optional<PrefixTree> tree_;
   std::vector<Seq> seqs_;               // slots, reused (their vectors keep capacity)
   std::vector<int32_t> free_seq_slots_;
-  std::unordered_map<SeqId, int32_t> seq_index_;
+  // (0, sequence id) -> slot in seqs_: the prefix tree's open-addressing table, here with one
+  // "parent"; std::unordered_map's bucket division and node chase were 3% of a default run.
+  EdgeTable seq_index_;
   int64_t free_bytes_ = 0;
   int64_t live_slots_ = 0;
   uint64_t clock_ = 0;  // logical: one tick per admit/grow/truncate/release/fork
@@ -170,7 +174,7 @@ class PagedKvManager final : public KvManager {
   int64_t prefix_lookup_tokens_ = 0;
   int64_t prefix_hit_tokens_ = 0;
   std::vector<int32_t> scratch_;       // node blocks being inserted
-  std::vector<int32_t> match_nodes_;   // nodes matched by admit
+  std::vector<PrefixTree::Node> match_nodes_;  // nodes matched by admit
 };
 
 }  // namespace kvplan::sim
