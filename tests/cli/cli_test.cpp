@@ -464,6 +464,20 @@ TEST(Cli, ExplainStepNamesEveryTermAndItsSource) {
   expect_bad_input("simulate --explain-step 0,10", {"no work"});
 }
 
+// Issue 24 item 3: a DeepSeek sparse-attention model is costed, not refused, and every DSA term says
+// whose table prices it (the decode indexer and attention by their paged-decode stand-ins).
+TEST(Cli, ExplainStepPricesDeepSeekSparseAttention) {
+  Result r = run("simulate --model deepseek-v3.2 --gpu h200 --tensor-parallel-size 8 --engine sglang "
+                 "--explain-step 4,8192,2048");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* s : {"dsa_indexer", "dsa_topk", "attention_decode_topk", "indexer_wq_b",
+                        "dsa_attention: published (aiconfigurator, SGLang 0.5.14 kernels (GLM-5 DSA)",
+                        "fp8_paged_mqa_logits", "top-k latents the DSA indexer selected"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("kv_b_proj"), std::string::npos) << r.out;  // absorbed: no decompression
+}
+
 TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
   // Llama-3.1-70B TP4 on SGLang, one decode sequence: 16 KiB per all-reduce, the engine's one-shot
   // kernel (6.36 us + 3 x 16384 B / (0.439 x 900 GB/s) = 6.48 us) instead of NCCL; the step-time
