@@ -458,7 +458,27 @@ PrefixTree::Node PagedKvManager::make_last(PrefixTree::Node node) {
   return PrefixTree::Node{run, node.depth};
 }
 
-void PagedKvManager::insert_prefix(const Seq& seq) {
+void PagedKvManager::adopt_cached_path(Seq& seq, size_t hash_blocks) {
+  const size_t bph = static_cast<size_t>(seq.hash_block_tokens / tokens_per_block_);
+  PrefixTree::Node node = PrefixTree::kRootNode;
+  for (size_t t = 0; t < hash_blocks; ++t) {
+    node = tree_->find_child(node, seq.hashes[t]);
+    if (node.run == PrefixTree::kNoNode) fail("adopt_cached_path: the matched path is not cached");
+    const std::span<const int32_t> cached = tree_->blocks(node);  // [pools, blocks_per_hash]
+    for (size_t p = 0; p < pools_.size(); ++p) {
+      for (size_t j = 0; j < bph; ++j) {
+        int32_t& id = seq.tables[p][t * bph + j];
+        const int32_t want = cached[p * bph + j];
+        if (id == want) continue;
+        add_ref(p, want);  // the cached block becomes held (its node referenced)
+        drop_ref(p, id);   // the copy is in no node: freed unless a fork holds it
+        id = want;
+      }
+    }
+  }
+}
+
+void PagedKvManager::insert_prefix(Seq& seq, bool releasing) {
   const int64_t blocks_per_hash = seq.hash_block_tokens / tokens_per_block_;
   const int64_t n = std::min<int64_t>(static_cast<int64_t>(seq.hashes.size()),
                                       std::min(seq.tokens, seq.prefix_valid_tokens) / seq.hash_block_tokens);
@@ -488,9 +508,16 @@ void PagedKvManager::insert_prefix(const Seq& seq) {
     }
   }
   if (end == first) return;
-  // Keep references closed under ancestors: a new node whose blocks other sequences (forks) keep
-  // holding must hang under a node those sequences hold too, i.e. one this sequence holds. The
-  // nodes after the first hang under this sequence's own blocks.
+  // Keep references closed under ancestors (obtainable_bytes() relies on it: an unreferenced node
+  // with a referenced child can never become a leaf): a new node's blocks must be held only by
+  // sequences that hold the node it hangs under. When the cached path ends at another sequence's
+  // copy of the same content (both prefilled it side by side), this sequence holds its own copies
+  // of the path instead. Forks that share this sequence's first new blocks would hold them under
+  // a path they do not hold: nothing is hung (release inserts them when it can). Else at release
+  // the new nodes are unreferenced right after; at publish this sequence stays live holding them,
+  // so it first trades its copies of the path for the cached blocks (SGLang's
+  // RadixCache.cache_unfinished_req does the same: the request frees its duplicate KV indices and
+  // takes the tree's), which frees its copies now rather than at release.
   if (node.run != PrefixTree::kRoot &&
       tree_->blocks(node)[0] != seq.tables[0][(first - 1) * bph]) {
     for (size_t p = 0; p < pools_.size(); ++p) {
@@ -498,6 +525,7 @@ void PagedKvManager::insert_prefix(const Seq& seq) {
         if (pools_[p].blocks[static_cast<size_t>(seq.tables[p][k])].refcount != 1) return;  // not the sole holder
       }
     }
+    if (!releasing) adopt_cached_path(seq, first);
   }
   // [end - first, pools, blocks_per_hash]
   const size_t per_node = pools_.size() * bph;
@@ -525,7 +553,7 @@ void PagedKvManager::release(SeqId id, bool cache_prefix) {
   clock_ += 1;
   const int32_t slot = slot_of(id);
   Seq& seq = seqs_[static_cast<size_t>(slot)];
-  if (cache_prefix && tree_ && seq.hash_block_tokens > 0) insert_prefix(seq);
+  if (cache_prefix && tree_ && seq.hash_block_tokens > 0) insert_prefix(seq, /*releasing=*/true);
   for (size_t p = 0; p < pools_.size(); ++p) {
     std::vector<int32_t>& table = seq.tables[p];
     for (size_t i = static_cast<size_t>(seq.first[p]); i < table.size(); ++i) drop_ref(p, table[i]);
@@ -540,9 +568,9 @@ void PagedKvManager::release(SeqId id, bool cache_prefix) {
 
 void PagedKvManager::publish_prefix(SeqId id) {
   clock_ += 1;
-  const Seq& seq = find(id);
+  Seq& seq = find(id);
   // Idempotent: blocks already hung in the tree are only touched; release() inserts again the same way.
-  if (tree_ && seq.hash_block_tokens > 0) insert_prefix(seq);
+  if (tree_ && seq.hash_block_tokens > 0) insert_prefix(seq, /*releasing=*/false);
 }
 
 bool PagedKvManager::fork(SeqId parent_id, SeqId child_id) {

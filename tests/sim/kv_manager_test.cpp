@@ -44,6 +44,7 @@ struct Kind {
   bool prefix = false;
   bool fork = false;
   bool truncate = true;
+  bool publish = false;  // publish_prefix on live sequences (the simulator does at prefill end)
 };
 
 // Token bytes a sequence of `t` tokens writes when nothing is shared (the paged manager counts
@@ -176,6 +177,8 @@ void run_random(const Kind& kind, uint64_t seed, int operations) {
         ASSERT_TRUE(same_bytes(before, kv->usage()));
       }
       ++next_id;
+    } else if (kind.publish && r < 94) {
+      pkv->publish_prefix(live[static_cast<size_t>(pick(live.size()))]);
     } else {
       hashes.clear();
       for (int64_t i = 0; i < pick(8); ++i) hashes.push_back(static_cast<uint64_t>(pick(2)) * 1000 + static_cast<uint64_t>(i));
@@ -224,6 +227,10 @@ TEST(KvRandomized, Paged) { run_random(Kind{.name = "paged"}, 4, kOperations); }
 TEST(KvRandomized, PagedForkCopyOnWrite) { run_random(Kind{.name = "paged+fork", .fork = true}, 5, kOperations); }
 TEST(KvRandomized, PagedPrefix) {
   run_random(Kind{.name = "paged+prefix", .prefix = true, .fork = true}, 6, kOperations);
+}
+// Published prefixes of live sequences, among hits, forks and truncations.
+TEST(KvRandomized, PagedPrefixPublish) {
+  run_random(Kind{.name = "paged+prefix+publish", .prefix = true, .fork = true, .publish = true}, 10, kOperations);
 }
 TEST(KvRandomized, HybridSliding) {
   // No truncation: a rolled-back window cannot regain the blocks it freed, which the shadow's

@@ -122,6 +122,50 @@ TEST(KvPrefix, ReferencedNodesAreNeverEvicted) {
   EXPECT_EQ(kv.prefix_tree()->num_nodes(), 2);
 }
 
+// mooncake_synthetic.jsonl stopped with "make_free: no evictable prefix node left": two requests
+// with the same first hash blocks prefill side by side, so the second computes its own copies; the
+// first publishes and finishes, and the second then published its third hash block under the
+// first's nodes, which it did not hold. That node stayed referenced under unreferenced parents, so
+// obtainable_bytes() counted the parents as evictable while no leaf could be evicted. Now the
+// second trades its copies for the cached blocks first (SGLang's cache_unfinished_req).
+// Blocks are 16 tokens (2 MiB), one per hash block; capacity 5 blocks.
+TEST(KvPrefix, PublishOverAnotherSequencesCopyTakesTheCachedBlocks) {
+  KvLayout layout = llama8b();
+  PagedKvManager kv(KvManagerConfig{.capacity_bytes = 10 * kMiB, .layout = &layout, .prefix_caching = true});
+  ASSERT_TRUE(kv.admit(req(1, 32, 16, {1, 2}), 32).ok);     // A0 A1: 2 blocks, 3 free
+  ASSERT_TRUE(kv.admit(req(2, 48, 16, {1, 2, 3}), 48).ok);  // tree empty: B0 B1 B2, 0 free
+  kv.publish_prefix(1);                                      // nodes 1 -> 2 on A0 A1
+  kv.release(1, true);                                       // both cached, unreferenced
+  EXPECT_EQ(kv.usage().cached_bytes, 4 * kMiB);
+  EXPECT_EQ(kv.usage().free_bytes, 0);
+  // Sequence 2 holds A0 A1 in place of B0 B1 (freed: 2 blocks) and node 3 (B2) hangs under node 2:
+  // every node is referenced, nothing is evictable, and obtainable bytes are the 2 free blocks.
+  kv.publish_prefix(2);
+  ASSERT_NO_THROW(kv.check_invariants());
+  EXPECT_EQ(kv.prefix_tree()->num_nodes(), 3);
+  EXPECT_EQ(kv.prefix_tree()->evictable_bytes(), 0);
+  EXPECT_EQ(kv.usage().cached_bytes, 0);
+  EXPECT_EQ(kv.usage().free_bytes, 4 * kMiB);
+  EXPECT_EQ(kv.sequence_blocks(2, 0), 3);
+  // The first decode token takes block 4 from the free ones (4 blocks of 16 tokens: capacity 64).
+  EXPECT_EQ(kv.grow(2, 49), 64);
+  kv.check_invariants();
+  EXPECT_EQ(kv.evicted_nodes(), 0);
+  // A request arriving meanwhile hits all three nodes (48 of its 63 cacheable tokens) and needs
+  // one new block for its 64 tokens: the last free one.
+  AdmitResult a = kv.admit(req(3, 64, 16, {1, 2, 3, 4}), 64);
+  ASSERT_TRUE(a.ok);
+  EXPECT_EQ(a.cached_tokens, 48);
+  EXPECT_EQ(kv.usage().free_bytes, 0);
+  // Nothing left to obtain: growth is refused as a value, not an internal error.
+  EXPECT_EQ(kv.grow(2, 65), -1);
+  kv.check_invariants();
+  kv.release(2, true);
+  kv.release(3, true);
+  kv.check_invariants();
+  EXPECT_EQ(kv.prefix_tree()->num_nodes(), 4);  // 1 2 3 on A0 A1 B2, 4 on sequence 3's block
+}
+
 TEST(KvPrefix, ReleaseWithoutCachingFreesEverything) {
   KvLayout layout = llama8b();
   PagedKvManager kv(KvManagerConfig{.capacity_bytes = 16 * kMiB, .layout = &layout, .prefix_caching = true});

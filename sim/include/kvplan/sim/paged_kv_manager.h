@@ -147,7 +147,12 @@ class PagedKvManager final : public KvManager {
   Seq& find(SeqId seq);
   const Seq& find(SeqId seq) const;
   Seq& new_seq(SeqId id);
-  void insert_prefix(const Seq& seq);
+  // Hangs the sequence's whole prompt hash blocks in the tree. `releasing`: the sequence lets go of
+  // its blocks right after (release), else it stays live (publish_prefix).
+  void insert_prefix(Seq& seq, bool releasing);
+  // The sequence's first `hash_blocks` hash blocks, all cached, become the cached blocks: its own
+  // copies are let go (freed unless a fork holds them). Fill is unchanged: both are full.
+  void adopt_cached_path(Seq& seq, size_t hash_blocks);
   // PrefixTree::make_last, renaming the blocks of a run it splits off; returns `node` afterwards.
   PrefixTree::Node make_last(PrefixTree::Node node);
   int64_t blocks_at(const Pool& pool, int64_t tokens) const;
