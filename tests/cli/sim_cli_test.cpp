@@ -86,6 +86,16 @@ TEST(SimCli, TextOutputNamesTheSetupAndLatencies) {
   }
 }
 
+// Every shipped trace runs to the end: mooncake_synthetic.jsonl stopped with "PagedKvManager
+// invariant broken: make_free: no evictable prefix node left" when a publish hung a live sequence's
+// prefix nodes under cached nodes nobody held (KvPrefix.PublishOverAnotherSequencesCopyTakesTheCachedBlocks).
+TEST(SimCli, MooncakeSyntheticTraceRunsToTheEnd) {
+  Result r = run("simulate --trace " + std::string(KVPLAN_SOURCE_DIR) + "/data/traces/mooncake_synthetic.jsonl");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("3983 finished, 0 unfinished, 10 rejected"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
+}
+
 TEST(SimCli, CapacitySearchIsReproducible) {
   const std::string args = "capacity --json --rate 1 --prompt-lengths fixed:512 --output-lengths fixed:64 "
                            "--num-requests 200 --slo-ttft-ms 500 --tolerance 0.1";
