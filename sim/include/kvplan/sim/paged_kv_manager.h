@@ -144,6 +144,9 @@ class PagedKvManager final : public KvManager {
   // truncate check it first; computing it twice was 2% of a simulation).
   void resize(Seq& seq, int64_t tokens, int64_t need);
   int32_t slot_of(SeqId seq) const;  // throws std::logic_error for an unknown sequence
+  bool known(SeqId seq) const;       // a live sequence of this manager
+  // std::logic_error "PagedKvManager invariant broken: <what>" (paged_kv_manager_checks.cpp too).
+  [[noreturn]] static void fail(const std::string& what);
   Seq& find(SeqId seq);
   const Seq& find(SeqId seq) const;
   Seq& new_seq(SeqId id);
