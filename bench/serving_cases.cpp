@@ -363,7 +363,8 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     c.memory_flags["gpu"] = c.gpu;
     c.memory_flags["engine"] = c.engine;
     const std::string version = version_prefix(field(r, "backend_version", path));
-    if (c.engine == "vllm" && !version.empty()) c.memory_flags["engine-version"] = version;
+    // vLLM: its accounting and scheduler rules; SGLang: the bench start (sim::default_bench_start).
+    if ((c.engine == "vllm" || c.engine == "sglang") && !version.empty()) c.memory_flags["engine-version"] = version;
 
     // Precision: '' is the checkpoint's bf16; fp8 on a bf16 checkpoint is vLLM/TRT-LLM fp8
     // (per-tensor W8A8), i.e. --quantization fp8; a quantized checkpoint keeps its own config.
@@ -495,7 +496,7 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
     c.memory_flags["gpu"] = c.gpu;
     c.memory_flags["engine"] = c.engine;
     const std::string version = version_prefix(field(r, "engine_version", path));
-    if (c.engine == "vllm" && !version.empty()) c.memory_flags["engine-version"] = version;
+    if ((c.engine == "vllm" || c.engine == "sglang") && !version.empty()) c.memory_flags["engine-version"] = version;
     const int64_t tp = std::max<int64_t>(1, leading_int(field(r, "tp", path)));
     c.memory_flags["tensor-parallel-size"] = std::to_string(tp);
     if (const int64_t pp = leading_int(field(r, "pp", path)); pp > 1) {

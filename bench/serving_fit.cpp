@@ -169,6 +169,19 @@ std::map<std::string, double> fit_half_scores(const std::vector<Result>& results
   return out;
 }
 
+std::string shipped_start(const std::string& engine, const Regime& g) {
+  const kvplan::Engine e = kvplan::parse_engine(engine);
+  std::set<std::string> starts;
+  for (const Result& r : g.none) {
+    if (r.c->engine != engine || !fit_row(r)) continue;
+    const auto v = r.c->memory_flags.find("engine-version");
+    const EngineVersion version = v == r.c->memory_flags.end() ? EngineVersion{} : parse_engine_version(v->second);
+    starts.insert(std::string(sim::bench_start_name(sim::default_bench_start(e, version))));
+  }
+  if (starts.empty()) return std::string(sim::bench_start_name(sim::default_bench_start(e, EngineVersion{})));
+  return starts.size() == 1 ? *starts.begin() : "by release";
+}
+
 bool shipped_matches(const std::string& engine, const Regime& g) {
   const Terms& t = g.fit.at(engine);
   const kvplan::Engine e = kvplan::parse_engine(engine);
@@ -179,7 +192,7 @@ bool shipped_matches(const std::string& engine, const Regime& g) {
          std::llround(sim::ns_to_ms(d.step.ns) * 1000) == std::llround(t.step_ms * 1000) &&
          std::llround(d.step_factor.value * 1000) == std::llround(t.factor * 1000) &&
          std::llround(d.prefill_step_factor.value * 1000) == std::llround(t.prefill_factor * 1000) &&
-         sim::bench_start_name(sim::default_bench_start(e)) == g.name;
+         shipped_start(engine, g) == g.name;
 }
 
 // --fit-overheads: the chosen fit per engine as the lines of sim/src/serving_overheads.cpp (kVllm,

@@ -40,7 +40,10 @@ struct Terms {
   double prefill_factor = 1.0;  // the prefill part of a step
 };
 
-enum class Client { kBench, kBurst, kAsGiven };
+// kBench: every user staggered; kBurst: every user at t = 0; kByRelease: the start the shipped rule
+// gives each run's engine and release (sim::default_bench_start); kAsGiven: the shipped defaults,
+// start and terms.
+enum class Client { kBench, kBurst, kByRelease, kAsGiven };
 
 // One run simulated: pred.ok false with pred.error when kvplan refuses it.
 Prediction simulate(const ServingCase& c, Client client, std::optional<Terms> terms);
@@ -89,8 +92,14 @@ void fit_terms(Regime& g);
 // Median + p90 of |e|, TTFT and TPOT summed, per engine over the answered fit-half runs.
 std::map<std::string, double> fit_half_scores(const std::vector<Result>& results);
 
-// Whether the shipped terms of `engine` are this regime's fit, to the digits --fit-overheads prints
-// (and the same bench start rule).
+// The bench start the shipped rule (sim::default_bench_start, by engine and release) gives the
+// rows of `engine` that g's terms were fitted on (fit half, answered, concurrency <=
+// kFitMaxConcurrency per instance): "staggered" or "burst", or "by release" when it gives their
+// releases different starts.
+std::string shipped_start(const std::string& engine, const Regime& g);
+
+// Whether the shipped terms of `engine` are this regime's fit, to the digits --fit-overheads prints,
+// and the shipped start rule gives the fit rows this regime's start.
 bool shipped_matches(const std::string& engine, const Regime& g);
 
 // --fit-overheads: the chosen fit per engine as the lines of sim/src/serving_overheads.cpp.

@@ -201,7 +201,7 @@ std::vector<Setting> build_settings() {
       {"vllm", "sglang", "trtllm", "static"}));
   t.push_back(text<&Scenario::engine, &EngineSettings::version>(
       {"engine-version", "engine", "version", "version",
-       "vLLM release whose memory accounting is reproduced (e.g. 0.6.4, 0.10)"},
+       "Engine release reproduced: vLLM memory accounting, SGLang bench start (e.g. 0.6.4, 0.10, 0.5.9)"},
       store_engine_version, show_engine_version));
   t.push_back(choice<&Scenario::engine, &EngineSettings::vllm_engine>(
       {"vllm-engine", "engine", "vllm_engine", "name", "vLLM engine generation (VLLM_USE_V1)",

@@ -312,7 +312,7 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
     w.bench.warmup_requests = wl.warmup_requests.value_or(-1);
     w.bench.cooldown_requests = wl.cooldown_requests.value_or(-1);
     w.bench.jitter = wl.stagger_jitter.value_or(1.0);
-    w.bench.start = wl.bench_start.value_or(sim::default_bench_start(s.serving.engine));
+    w.bench.start = wl.bench_start.value_or(sim::default_bench_start(s.serving.engine, s.serving.version));
   } else if (!wl.trace.empty()) {
     if (ew.users_given && ew.users > 0) throw ConfigError("--trace and --users: choose one workload");
     w.kind = sim::WorkloadKind::kTrace;

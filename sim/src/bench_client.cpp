@@ -44,11 +44,11 @@ BenchStart parse_bench_start(std::string_view text) {
   throw ConfigError(fmt::format("bench client: start='{}' must be staggered or burst", text));
 }
 
-BenchStart default_bench_start(Engine engine) {
-  // The start each engine's fit chose (kvplan_validate_serving --gpu h100, 2026-12-06): SGLang's
-  // rows are best fitted with every user starting at once, the others with starts spread over the
-  // first step times.
-  return engine == Engine::kSglang ? BenchStart::kBurst : BenchStart::kStaggered;
+BenchStart default_bench_start(Engine engine, const EngineVersion& version) {
+  // The evidence for each rule is in bench_client.h. An SGLang scenario without --engine-version
+  // carries EngineVersion's default (0.10), which is after 0.5.6: today's releases.
+  if (engine == Engine::kSglang) return version.at_least(0, 5, 6) ? BenchStart::kStaggered : BenchStart::kBurst;
+  return BenchStart::kStaggered;
 }
 
 int64_t bench_warmup(const BenchClientSpec& spec) {

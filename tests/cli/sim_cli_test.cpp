@@ -254,7 +254,11 @@ TEST(SimCli, BenchClientLikeVllmBenchServe) {
                  "--request-overhead-ms 10 --step-overhead-ms 0 --engine sglang");
   ASSERT_EQ(o.status, 0) << o.out;
   auto k = json_of(o.out);
-  EXPECT_EQ(k["bench"]["start"], "burst");  // SGLang's default (the H100 fit's choice)
+  EXPECT_EQ(k["bench"]["start"], "staggered");  // SGLang's default when no release is given (0.5.6 on)
+  Result old = run("simulate --json --max-concurrency 4 --num-prompts 20 --random-input-len 128 --random-output-len 16 "
+                   "--engine sglang --engine-version 0.5.1.post1");
+  ASSERT_EQ(old.status, 0) << old.out;
+  EXPECT_EQ(json_of(old.out)["bench"]["start"], "burst");  // releases before 0.5.6 ran lock-stepped
   EXPECT_DOUBLE_EQ(k["serving_overheads"]["request_ms"].get<double>(), 10.0);
   EXPECT_EQ(k["serving_overheads"]["request_source"], "given (--request-overhead-ms)");
   EXPECT_EQ(k["serving_overheads"]["step_source"], "given (--step-overhead-ms)");

@@ -33,7 +33,7 @@ TEST(SettingRelevance, EveryMemoryKnobBelongsToItsEngine) {
   EXPECT_TRUE(applies("mem-fraction-static", s));
   EXPECT_FALSE(applies("gpu-memory-utilization", s));
   EXPECT_FALSE(shown("gpu-memory-utilization", s));
-  EXPECT_FALSE(applies("engine-version", s));
+  EXPECT_FALSE(applies("engine-version", s));  // read by SGLang's bench client only
   EXPECT_FALSE(applies("free-gpu-memory-fraction", s));
   // SGLang's scheduler chunks and batches tokens: the batch limit is read by the simulation.
   EXPECT_TRUE(applies("max-num-batched-tokens", s));
@@ -169,6 +169,15 @@ TEST(SettingRelevance, WorkloadFieldsFollowTheWorkloadKind) {
   EXPECT_FALSE(applies("users", s));
   EXPECT_FALSE(applies("think-time", s));
   s.workload.bench_start = sim::BenchStart::kBurst;
+  EXPECT_FALSE(applies("stagger-jitter", s));
+
+  // SGLang's bench start follows its release: the version field shows, and an old release starts
+  // every user at once (no jitter to spread).
+  s.workload.bench_start.reset();
+  s.engine.name = Engine::kSglang;
+  EXPECT_TRUE(applies("engine-version", s));
+  EXPECT_TRUE(applies("stagger-jitter", s));
+  s.engine.version = parse_engine_version("0.5.1");
   EXPECT_FALSE(applies("stagger-jitter", s));
 }
 

@@ -105,10 +105,19 @@ TEST(BenchClient, CycleEstimateByHand) {
   EXPECT_EQ(estimate_request_cycle_ns(timer, s, 64, 2, 0, 500'000), 16'000'000 + 9 * 1'700'000);
 }
 
-TEST(BenchClient, DefaultStartPerEngine) {
-  EXPECT_EQ(default_bench_start(Engine::kSglang), BenchStart::kBurst);  // the H100 fit's choice, 2026-12-06
-  EXPECT_EQ(default_bench_start(Engine::kVllm), BenchStart::kStaggered);
-  EXPECT_EQ(default_bench_start(Engine::kTrtllm), BenchStart::kStaggered);
+TEST(BenchClient, DefaultStartPerEngineAndRelease) {
+  // SGLang's published runs: lock-stepped on 0.5.1.post1, spread from 0.5.6 (bench_client.h).
+  EXPECT_EQ(default_bench_start(Engine::kSglang, parse_engine_version("0.5.1.post1")), BenchStart::kBurst);
+  EXPECT_EQ(default_bench_start(Engine::kSglang, parse_engine_version("0.5.5")), BenchStart::kBurst);
+  EXPECT_EQ(default_bench_start(Engine::kSglang, parse_engine_version("0.4.9")), BenchStart::kBurst);
+  EXPECT_EQ(default_bench_start(Engine::kSglang, parse_engine_version("0.5.6.post2")), BenchStart::kStaggered);
+  EXPECT_EQ(default_bench_start(Engine::kSglang, parse_engine_version("0.5.9")), BenchStart::kStaggered);
+  // No release given: EngineVersion's default (0.10), today's SGLang.
+  EXPECT_EQ(default_bench_start(Engine::kSglang, EngineVersion{}), BenchStart::kStaggered);
+  // vLLM and TensorRT-LLM: staggered whatever the release.
+  EXPECT_EQ(default_bench_start(Engine::kVllm, parse_engine_version("0.5.1")), BenchStart::kStaggered);
+  EXPECT_EQ(default_bench_start(Engine::kVllm, EngineVersion{}), BenchStart::kStaggered);
+  EXPECT_EQ(default_bench_start(Engine::kTrtllm, parse_engine_version("0.5.1")), BenchStart::kStaggered);
   EXPECT_EQ(parse_bench_start("burst"), BenchStart::kBurst);
   EXPECT_THROW(parse_bench_start("later"), ConfigError);
 }

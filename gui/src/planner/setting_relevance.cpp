@@ -115,7 +115,11 @@ const std::array kRules = {
     // whose accounting is reproduced, and the profiling pass's chunked prefill (core
     // engine_memory.cpp, vllm_profile.cpp). SGLang, TensorRT-LLM and static batching never read them.
     Rule{"gpu-memory-utilization", [](const Scenario& s) { return s.engine.name == Engine::kVllm; }},
-    Rule{"engine-version", [](const Scenario& s) { return s.engine.name == Engine::kVllm; }},
+    // SGLang's release picks the bench client's start (sim::default_bench_start).
+    Rule{"engine-version",
+         [](const Scenario& s) {
+           return s.engine.name == Engine::kVllm || (s.engine.name == Engine::kSglang && bench_client(s));
+         }},
     Rule{"vllm-engine", [](const Scenario& s) { return s.engine.name == Engine::kVllm; }},
     Rule{"enable-chunked-prefill", [](const Scenario& s) { return s.engine.name == Engine::kVllm; }},
     // SGLang's pool is mem_fraction_static of the memory free at start; TensorRT-LLM's is
@@ -204,7 +208,7 @@ const std::array kRules = {
     Rule{"stagger-jitter",
          [](const Scenario& s) {
            return bench_client(s) &&
-                  s.workload.bench_start.value_or(sim::default_bench_start(s.engine.name)) == sim::BenchStart::kStaggered;
+                  s.workload.bench_start.value_or(sim::default_bench_start(s.engine.name, s.engine.version)) == sim::BenchStart::kStaggered;
          }},
 };
 

@@ -39,7 +39,8 @@ enum class Engine { kVllm, kSglang, kTrtllm, kStatic };
 std::string_view engine_name(Engine e);
 Engine parse_engine(std::string_view text);  // vllm | sglang | trtllm | static
 
-// A vLLM release, for the accounting rules that changed between versions.
+// An engine release, for the rules that changed between versions: vLLM's memory accounting and
+// scheduler, SGLang's benchmark regime (sim::default_bench_start).
 struct EngineVersion {
   int major = 0;
   int minor = 10;
@@ -77,7 +78,7 @@ double sglang_default_mem_fraction_static(int tensor_parallel);
 
 struct ServingConfig {
   Engine engine = Engine::kVllm;
-  EngineVersion version;               // vLLM behaviour to reproduce (default 0.10, V1 engine)
+  EngineVersion version;               // release: vLLM behaviour (default 0.10, V1), SGLang bench start
   WeightFormat weights;                // --dtype / --quantization
   double gpu_memory_utilization = 0.9; // vLLM
   int64_t max_model_len = 0;           // 0: the model's max_position_embeddings

@@ -63,7 +63,7 @@ struct HardwareSettings {
 
 struct EngineSettings {
   Engine name = Engine::kVllm;
-  EngineVersion version;                 // vLLM release whose accounting is reproduced
+  EngineVersion version;                 // engine release: vLLM accounting, SGLang bench start
   VllmEngine vllm_engine = VllmEngine::kAuto;
   int64_t max_model_len = 0;             // 0: the model's max_position_embeddings
   double gpu_memory_utilization = 0.9;   // vLLM

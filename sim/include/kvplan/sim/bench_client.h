@@ -59,11 +59,20 @@ enum class BenchStart { kStaggered, kBurst };
 std::string_view bench_start_name(BenchStart start);
 BenchStart parse_bench_start(std::string_view text);  // staggered | burst
 
-// The start that reproduces an engine's published fixed-length benchmarks (chosen per engine by
-// kvplan_validate_serving on the fit half, by sweep, of aiconfigurator's H100 and H200 runs):
-// staggered for every engine since 2026-12-06 (SGLang's H100-only fit chose burst: its H100 runs
-// looked lock-stepped; with the H200 runs in the fit the staggered start scores better).
-BenchStart default_bench_start(Engine engine);
+// The start that reproduces an engine's published fixed-length benchmarks: staggered for vLLM and
+// TensorRT-LLM (chosen by kvplan_validate_serving on the fit half, by sweep, of aiconfigurator's
+// H100 runs), and for SGLang by release:
+// - SGLang before 0.5.6: burst. Its published runs (H100, 0.5.1.post1, Qwen3-32B) are lock-stepped:
+//   TTFT grows with concurrency at one wave's prefill rate (c 64 -> 128, 1,024-token prompts, TP 2:
+//   +1.83 s for 32 more prompts in front on average, 57 ms per prompt, 58% of the bf16 peak).
+// - SGLang 0.5.6 and later, and an SGLang run whose release is not given: staggered. Their
+//   published runs (H200, 0.5.6.post2 to 0.5.9) cannot be lock-stepped: DeepSeek-R1 on 8 x H200,
+//   1,024-token prompts, mean TTFT 338 ms at c 32 and 419 ms at c 64 would mean 5.1 ms per prompt
+//   in a wave: 1.9 PFLOP/s per GPU, above the best fp8 GEMM rate published for Hopper (DeepGEMM's
+//   README, 1,520 TFLOP/s). Llama-3.1-8B's TPOT at 160-512 users is that of decode steps
+//   interleaved with single prefills, not of a lock-stepped decode batch. Whether the engine or the harness changed is not recorded with the runs; the
+//   release is the label they carry (docs/benchmarks.md, "SGLang's two regimes").
+BenchStart default_bench_start(Engine engine, const EngineVersion& version);
 
 struct BenchOptions {
   int64_t num_prompts = 1000;      // N: requests in total (> 0)
