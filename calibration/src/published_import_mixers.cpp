@@ -177,11 +177,17 @@ void read_aic_mla_attention(TableSink& sink, CsvReader& csv) {
                    {"batch", batch}, {"kv_dtype", std::string(dtype_name(kv))}};
     const double b = static_cast<double>(batch);
     StepOp row_op;
+    // SGLang's collector runs every backend but trtllm_mla (B200) in the absorbed form, context rows
+    // included (collect_mla.py: head_dim 576, v_head_dim 512, one KV head): read them as that form.
+    const bool absorbed = prefill && engine == MlaOpEngine::kSglang && csv.text("kernel_source") != "trtllm_mla";
     if (prefill) {
       params["isl"] = isl;
+      if (absorbed) params["form"] = "absorbed";
       const double pairs = b * static_cast<double>(causal_pairs(0, isl, INT64_MAX));
-      row_op = mla_prefill_op(engine, dims, b, b * static_cast<double>(isl), pairs, b * static_cast<double>(isl),
-                              heads, kv);
+      row_op = absorbed ? mla_absorbed_prefill_op(engine, dims, b, b * static_cast<double>(isl), pairs,
+                                                  b * static_cast<double>(isl), heads, kv)
+                        : mla_prefill_op(engine, dims, b, b * static_cast<double>(isl), pairs,
+                                         b * static_cast<double>(isl), heads, kv);
     } else {
       const int64_t kv_len = step + 1;
       params["kv_len"] = kv_len;
@@ -198,7 +204,9 @@ void read_aic_mla_attention(TableSink& sink, CsvReader& csv) {
                fmt::format("{} MLA attention kernel ({}), DeepSeek geometry, heads per GPU; {}; no projections or "
                            "absorb BMMs",
                            mla_op_engine_label(engine), csv.text("kernel_source"),
-                           prefill ? "causal prefill, no cached prefix" : "absorbed decode over the latent cache"));
+                           !prefill  ? "absorbed decode over the latent cache"
+                           : absorbed ? "causal prefill, no cached prefix, in the absorbed form (576/512, one latent head)"
+                                      : "causal prefill, no cached prefix"));
     add_row(run, kernel, row_op, params, ms * kNsPerMs);
   }
   if (once.repeats > 0) {

@@ -233,9 +233,10 @@ StepOp row_op(const Measurement& m) {
       const double b = num(j, "batch");
       if (c == OpClass::kMlaPrefill && num(j, "isl") > 0) {
         const double isl = num(j, "isl");
-        op = mla_prefill_op(engine, dims, b, b * isl,
-                            b * static_cast<double>(causal_pairs(0, static_cast<int64_t>(isl), INT64_MAX)), b * isl,
-                            static_cast<int64_t>(heads), kv);
+        const double pairs = b * static_cast<double>(causal_pairs(0, static_cast<int64_t>(isl), INT64_MAX));
+        op = j.value("form", std::string()) == "absorbed"
+                 ? mla_absorbed_prefill_op(engine, dims, b, b * isl, pairs, b * isl, static_cast<int64_t>(heads), kv)
+                 : mla_prefill_op(engine, dims, b, b * isl, pairs, b * isl, static_cast<int64_t>(heads), kv);
         shaped = true;
       } else if (c == OpClass::kMlaDecode && num(j, "kv_len") > 0) {
         const double kv_len = num(j, "kv_len");

@@ -66,6 +66,18 @@ StepOp mla_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, do
   return op;
 }
 
+StepOp mla_absorbed_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, double new_tokens,
+                               double pairs, double kv_tokens, int64_t heads, DType kv_dtype) {
+  const double width = static_cast<double>(heads * (2 * d.kv_lora_rank + d.rope_dim));
+  StepOp op = make("attention_prefill", OpClass::kMlaPrefill, 2.0 * pairs * width,
+                   new_tokens * width * kAct + kv_tokens * static_cast<double>(d.kv_lora_rank + d.rope_dim) * kAct);
+  const double seqs = std::max(1.0, sequences);
+  op.shape = OpShape{{seqs, new_tokens / seqs, static_cast<double>(heads), 0}, 3};
+  op.grid_dtype = kv_dtype;
+  op.grid_variant = kAttentionVariants[static_cast<int>(mla_attention_table(engine))][is_fp8(kv_dtype) ? 1 : 0];
+  return op;
+}
+
 StepOp mla_decode_op(MlaOpEngine engine, const MlaDims& d, double sequences, double kv_tokens, double kv_tokens_max,
                      double kv_bytes, double kv_bytes_per_token, int query_tokens_per_sequence, int64_t heads,
                      DType kv_dtype) {
@@ -176,6 +188,12 @@ std::string op_detail(const StepOp& op, Engine engine) {
                                                  topk ? "top-k latents the DSA indexer selected" : "latent cache",
                                                  fp8 ? "fp8" : "bf16")
                                    : std::string("prefill attention after kv_b_proj (per-head K/V)");
+      if (op.op_class == OpClass::kMlaPrefill && table == MlaOpEngine::kSglang) {
+        return fmt::format("{}; the FLOP rate of SGLang's MLA kernel table, whose Hopper rows time FA3 in the absorbed "
+                           "form (576-wide QK, 512-wide V, one latent head) and are read as that form{}",
+                           what, e == table ? "" : fmt::format(" ({} publishes its MLA attention only as a whole "
+                                                               "module)", mla_op_engine_label(e)));
+      }
       if (table == e) return fmt::format("{}; {}'s MLA kernel table", what, mla_op_engine_label(e));
       return fmt::format("{}; {}'s MLA kernel table ({} publishes its MLA attention only as a whole module: the same "
                          "FA3 / TRT-LLM-gen MLA kernel stands in)",

@@ -27,11 +27,16 @@ std::string write(const std::string& name, const std::string& text) {
   return (dir / name).string();
 }
 
+// The MLA attention table (README §6d) with these data rows under its header.
+std::string write_mla_attention(const std::string& rows) {
+  return write("aiconfigurator_mla_attention_sglang_trtllm_h100_h200_b200.csv",
+               "gpu,framework,version,op_name,kernel_source,mla_dtype,kv_cache_dtype,num_heads,batch_size,isl,"
+               "tp_size,step,latency\n" +
+                   rows);
+}
+
 TEST(PublishedImportMixers, MlaDecodeReadsTheLatentOfStepPlusOneTokens) {
-  const std::string path = write(
-      "aiconfigurator_mla_attention_sglang_trtllm_h100_h200_b200.csv",
-      "gpu,framework,version,op_name,kernel_source,mla_dtype,kv_cache_dtype,num_heads,batch_size,isl,tp_size,step,"
-      "latency\n"
+  const std::string path = write_mla_attention(
       "h200_sxm,SGLang,0.5.14,mla_generation,flash_attention,bfloat16,fp8,16,4,1,8,1023,0.02\n"
       "h200_sxm,SGLang,0.5.14,mla_generation,flash_attention,bfloat16,fp8,16,4,1,8,1023,0.03\n"  // second pass
       "h200_sxm,TRTLLM,1.3.0rc20,mla_context,default,bfloat16,bfloat16,128,2,100,1,0,0.05\n");
@@ -52,6 +57,28 @@ TEST(PublishedImportMixers, MlaDecodeReadsTheLatentOfStepPlusOneTokens) {
   // 2 x 5050 causal pairs x 128 heads x (128 + 64 + 128) x 2 FLOPs
   EXPECT_DOUBLE_EQ(c.flops, 2.0 * 2 * 5050 * 128 * 320);
   EXPECT_STREQ(row_op(c).grid_variant, "trtllm_bf16");
+}
+
+TEST(PublishedImportMixers, SglangHopperContextRowsAreTheAbsorbedForm) {
+  // SGLang's collector runs FA3 on Hopper with head_dim 576, v_head_dim 512 and one KV head, context
+  // rows included; its B200 backend (trtllm_mla) runs the per-head form, as TensorRT-LLM's does.
+  const std::string path = write_mla_attention(
+      "h200_sxm,SGLang,0.5.14,mla_context,flash_attention,bfloat16,bfloat16,16,2,100,8,0,0.04\n"
+      "b200_sxm,SGLang,0.5.14,mla_context,trtllm_mla,bfloat16,bfloat16,16,2,100,8,0,0.03\n");
+  const PublishedTables t = read_published_table(path);
+  ASSERT_EQ(t.runs.size(), 2u);
+  const Measurement& h = t.runs[0].rows.at(0);
+  EXPECT_EQ(h.op_class, "mla_prefill");
+  // 2 sequences x 5,050 causal pairs x 16 heads x (2 x 512 + 64) x 2 FLOPs
+  EXPECT_DOUBLE_EQ(h.flops, 2.0 * 2 * 5050 * 16 * 1088);
+  // queries and outputs 200 tokens x 16 heads x 1,088 x 2 B + the 200 tokens' latent x 576 x 2 B
+  EXPECT_DOUBLE_EQ(h.bytes, 200.0 * 16 * 1088 * 2 + 200.0 * 576 * 2);
+  const StepOp ho = row_op(h);  // the stored parameters rebuild the same form
+  EXPECT_DOUBLE_EQ(ho.flops, h.flops);
+  EXPECT_STREQ(ho.grid_variant, "sglang_bf16");
+  const Measurement& b = t.runs[1].rows.at(0);
+  EXPECT_DOUBLE_EQ(b.flops, 2.0 * 2 * 5050 * 16 * 320);  // (128 + 64 + 128) per head
+  EXPECT_DOUBLE_EQ(row_op(b).flops, b.flops);
 }
 
 TEST(PublishedImportMixers, GatedDeltaNetSumsItsTwoKernels) {

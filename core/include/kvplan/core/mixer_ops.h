@@ -43,6 +43,17 @@ struct MlaDims {
 StepOp mla_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, double new_tokens, double pairs,
                       double kv_tokens, int64_t heads, DType kv_dtype);
 
+// MLA prefill attention in the absorbed form: every head attends the new tokens' (r + R)-wide latent
+// (one shared head, the K side r + R, the V side r), queries and outputs in the latent space. No
+// engine runs it for a prompt without a cached prefix (SGLang's fa3 backend takes MHA then:
+// deepseek_v2.py _handle_attention_backend), but aiconfigurator's SGLang Hopper table times this
+// form (collector/sglang/collect_mla.py: head_dim 576, v_head_dim 512, one KV head on fa3), so its
+// rows are read with these FLOPs and bytes and the fitted rate prices mla_prefill_op.
+//   FLOPs 2·pairs·heads·(2r + R), bytes new·heads·(2r + R)·2 + kv_tokens·(r + R)·2
+// Shape and variant as mla_prefill_op.
+StepOp mla_absorbed_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, double new_tokens,
+                               double pairs, double kv_tokens, int64_t heads, DType kv_dtype);
+
 // MLA absorbed decode over the latent cache: every head attends the same (r + R)-wide latent per
 // token (the K side r + R, the V side r), queries and outputs in the latent space.
 //   FLOPs 2·q·kv_tokens·heads·(2r + R), bytes query_tokens·heads·(2r + R)·2 + kv_bytes
