@@ -118,6 +118,60 @@ TEST(ServingCases, AttentionDpRowIsOneInstancePerRankWithExpertsOverAllGpus) {
   EXPECT_EQ(c.memory_flags.at("enable-expert-parallel"), "true");
 }
 
+TEST(ServingCases, SplitMultipliedIntoTheColumnsIsReadAsTheIdSays) {
+  // The same DeepSeek-R1 run twice, as the H200 dump records it: once with tp 8, moe tp 1, ep 8, once
+  // ("..._tp8_ep8_...") with tp 64 = 8 x 8 and moe tp 8. Then attention DP: DP 64, batch 1 for DP 8,
+  // batch 8. A real TensorRT-LLM split (tp 4 = moe tp 2 x ep 2, id without "_ep") stays as it is.
+  const std::string sane =
+      "a_c16_tp8_0_ep8_0_1,silicon_concurrency=16,trtllm,1.1.0rc2,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,1024,1024,"
+      "fp8,fp8,16,8,1,1,1,8,,,,,,,,,,,,,,,300.5,20.25\n";
+  const std::string multiplied =
+      "b_c16_tp8_ep8_2,silicon_concurrency=16,trtllm,1.1.0rc2,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,1024,1024,"
+      "fp8,fp8,16,64,1,1,8,8,,,,,,,,,,,,,,,300.5,20.25\n";
+  const std::string dp =
+      "c_c64_tp8_ep8_3,silicon_concurrency=64,trtllm,1.1.0rc2,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,8192,1024,"
+      "fp8,fp8,1,1,1,64,8,8,,,,,,,,,,,,,,,4734.2,47.8\n";
+  const std::string hybrid =
+      "d_c16_tp4_epnone_4,silicon_concurrency=16,trtllm,1.0.0,Qwen/Qwen3-235B-A22B-FP8,h100_sxm,fp8,agg,128,128,"
+      "fp8_block,fp8_block,16,4,1,1,2,2,,,,,,,,,,,,,,,90.0,12.0\n";
+  const std::vector<ServingCase> cases = read_aiconfigurator_e2e(write_csv("split.csv", sane + multiplied + dp + hybrid));
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(cases[0].why_not, "");
+  EXPECT_EQ(cases[0].memory_flags.at("tensor-parallel-size"), "8");
+  // Repaired, it is the first row's run exactly: the same sweep, the same flags, scored once.
+  EXPECT_EQ(cases[1].sweep_key, cases[0].sweep_key);
+  EXPECT_EQ(cases[1].memory_flags, cases[0].memory_flags);
+  EXPECT_TRUE(cases[1].excluded);
+  EXPECT_NE(cases[1].why_not.find("the same measurement as row a_c16_tp8_0_ep8_0_1"), std::string::npos)
+      << cases[1].why_not;
+  EXPECT_NE(cases[1].notes.find("split columns multiplied"), std::string::npos) << cases[1].notes;
+  // Attention DP 64 read as DP 8: 8 instances of tp 1, experts over the 8 GPUs.
+  EXPECT_EQ(cases[2].why_not, "");
+  EXPECT_FALSE(cases[2].excluded);
+  EXPECT_EQ(cases[2].memory_flags.at("data-parallel-size"), "8");
+  EXPECT_EQ(cases[2].memory_flags.at("tensor-parallel-size"), "1");
+  EXPECT_EQ(cases[2].replicas, 8);
+  // The real moe tp x ep hybrid keeps its columns, and kvplan says it has no form for it.
+  EXPECT_NE(cases[3].why_not.find("MoE split tp 2 x ep 2"), std::string::npos) << cases[3].why_not;
+  EXPECT_FALSE(cases[3].excluded);
+}
+
+TEST(ServingCases, OnlyTheSameMeasurementOfTheSameRunIsARepeat) {
+  // Same run settings and measurement: a repeat. Another concurrency, or another TTFT: not one.
+  const std::string path = write_csv("repeats.csv", agg_row("r1_c4", 4, 1024) + agg_row("r2_c4", 4, 1024) +
+                                                        agg_row("r3_c8", 8, 1024));
+  std::vector<ServingCase> cases = read_aiconfigurator_e2e(path);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_FALSE(cases[0].excluded);
+  EXPECT_TRUE(cases[1].excluded);
+  EXPECT_NE(cases[1].why_not.find("row r1_c4"), std::string::npos);
+  EXPECT_FALSE(cases[2].excluded);
+  std::string other_ttft = agg_row("r4_c4", 4, 1024);
+  other_ttft.replace(other_ttft.find("123.4"), 5, "123.5");
+  cases = read_aiconfigurator_e2e(write_csv("not_repeats.csv", agg_row("r1_c4", 4, 1024) + other_ttft));
+  EXPECT_FALSE(cases[1].excluded);
+}
+
 TEST(ServingCases, DisaggRowWithoutWorkerCountsIsExcludedNotRefused) {
   const std::string row =
       "dsr1_disagg_c16,silicon_concurrency=16,sglang,0.5.8,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,disagg,1024,1024,fp8,"
