@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -307,27 +308,22 @@ void disagg_flags(ServingCase& c, const PoolColumns& prefill, const PoolColumns&
                           prefill.workers, prefill.describe(), decode.workers, decode.describe()));
 }
 
-// Some rows of the H200 dump (source_file=2026-04-06.csv and the DeepSeek "cfg181" runs) carry an
-// aggregated deployment's split multiplied into its columns: id "..._tp8_ep8_..." with tp_size (or
-// attention_dp_size) 64 = 8 x 8, moe_tp_size 8 and moe_ep_size 8, and batch_size divided by 8 when
-// the 64 is the attention DP size. Where the same measurement is also recorded by another row, that
-// row reads tp 8 (or attention DP 8), moe tp 1, moe ep 8 (24 of 24 such pairs). The id's tp N / ep M
-// identifies the pattern; the repair reads the row that way. Returns the note, or "" when the row
-// does not show the pattern (a real MoE tp x ep split, such as TensorRT-LLM's tp 4 = moe tp 2 x ep
-// 2 on H100 with an id "..._tp4_epnone_...", is left as it is).
+// Some rows of the H200 dump (source_file=2026-04-06.csv) carry an aggregated deployment's split
+// multiplied into its columns: id "..._tp8_ep8_..." with tp_size (or attention_dp_size) 64 = 8 x 8,
+// moe_tp_size 8 and moe_ep_size 8, and batch_size divided by 8 when the 64 is the attention DP size.
+// Where the same measurement is also recorded by another row, that row reads tp 8 (or attention DP
+// 8), moe tp 1, moe ep 8 (24 of 24 such pairs). The id's tp N / ep M identifies the pattern; the
+// repair reads the row that way. Returns the note, or "" when the row does not show the pattern: a
+// real MoE tp x ep split, such as TensorRT-LLM's tp 4 = moe tp 2 x ep 2 on H100 with an id
+// "..._tp4_epnone_...", is left as it is, and so are DeepSeek's "cfg181" rows, which look multiplied
+// but whose id does not say their split.
 std::string repair_multiplied_split(Record& r, const std::string& path) {
   if (field(r, "mode", path) != "agg") return "";
+  static const std::regex kSplitInId(R"(_tp(\d+)_ep(\d+)(_|$))");
+  std::smatch split;
   const std::string& id = field(r, "id", path);
-  int64_t n = 0, m = 0;
-  for (size_t at = id.find("_tp"); at != std::string::npos; at = id.find("_tp", at + 1)) {
-    const std::string tail = id.substr(at + 3);
-    const size_t ep = tail.find("_ep");
-    if (ep == std::string::npos) break;
-    n = leading_int(tail);
-    m = leading_int(tail.substr(ep + 3));
-    if (n > 0 && m > 0 && std::to_string(n) == tail.substr(0, ep)) break;
-    n = m = 0;
-  }
+  if (!std::regex_search(id, split, kSplitInId)) return "";
+  const int64_t n = leading_int(split[1].str()), m = leading_int(split[2].str());
   const int64_t tp = std::max<int64_t>(1, leading_int(field(r, "tp_size", path)));
   const int64_t dp = std::max<int64_t>(1, leading_int(field(r, "attention_dp_size", path)));
   const int64_t moe_tp = leading_int(field(r, "moe_tp_size", path)), moe_ep = leading_int(field(r, "moe_ep_size", path));
@@ -348,12 +344,11 @@ std::string repair_multiplied_split(Record& r, const std::string& path) {
 // A measurement the source records more than once (the H200 dump holds 179 such rows, the H100 one
 // 49: the same run under two or three sources): the first row in file order is scored, the others
 // are excluded and listed, so that one run counts once and cannot sit in both halves of the split.
-void exclude_repeated_measurements(std::vector<ServingCase>& cases, const std::vector<std::string>& versions) {
+void exclude_repeated_measurements(std::vector<ServingCase>& cases) {
   std::map<std::string, std::string> first;  // key -> id of the row scored
-  for (size_t i = 0; i < cases.size(); ++i) {
-    ServingCase& c = cases[i];
-    std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.gpu, c.engine, versions[i], c.model, c.deployment,
-                                  c.isl, c.osl, c.concurrency, std::llround(c.measured_ttft_ms * 100),
+  for (ServingCase& c : cases) {
+    // The sweep key names the run's model, engine, release, GPU and deployment columns and lengths.
+    std::string key = fmt::format("{}|{}|{}|{}", c.sweep_key, c.concurrency, std::llround(c.measured_ttft_ms * 100),
                                   std::llround(c.measured_tpot_ms * 100));
     for (const auto& [flag, value] : c.memory_flags) key += "|" + flag + "=" + value;
     for (const auto& [flag, value] : c.sim_flags) key += "|" + flag + "=" + value;
@@ -370,7 +365,6 @@ void exclude_repeated_measurements(std::vector<ServingCase>& cases, const std::v
 
 std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu) {
   std::vector<ServingCase> out;
-  std::vector<std::string> versions;  // per row of `out`: backend_version as recorded
   for (Record r : read_csv(path)) {
     const std::string& mode = field(r, "mode", path);
     if (mode != "agg" && mode != "disagg") {
@@ -381,7 +375,6 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     c.source = "aiconfigurator silicon_sample.csv (" + field(r, "silicon_data_source", path) + ")";
     c.engine = field(r, "backend", path);
     c.model = field(r, "model_path", path);
-    versions.push_back(field(r, "backend_version", path));
     if (const std::string repaired = repair_multiplied_split(r, path); !repaired.empty()) add_note(c, repaired);
     c.sweep_key = aiconfigurator_sweep_key(r);
     const std::string& system = field(r, "system", path);
@@ -482,7 +475,7 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     bench_flags(c, steady_state_prompts(c.concurrency));
     out.push_back(std::move(c));
   }
-  exclude_repeated_measurements(out, versions);
+  exclude_repeated_measurements(out);
   return out;
 }
 

@@ -55,6 +55,7 @@
 // --public GPU runs only that GPU's public rows (e.g. mi300x; --profile datasheet for the datasheet
 // profile), and with --write-band writes their pooled p90 |error| into data/profiles/<GPU>.json.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -258,6 +259,7 @@ int main(int argc, char** argv) {
   Regime staggered{Client::kBench, "staggered", {}, {}, {}, {}, {}, {}, {}};
   Regime burst{Client::kBurst, "burst", {}, {}, {}, {}, {}, {}, {}};
   Regime by_release{Client::kByRelease, "by release", {}, {}, {}, {}, {}, {}, {}};
+  const std::array<Regime*, 3> regimes{&staggered, &burst, &by_release};  // the start rules fitted
   for (const ServingCase& c : cases) {
     if (c.excluded) {
       excluded[c.gpu + " " + c.id] = c.why_not;
@@ -325,7 +327,7 @@ int main(int argc, char** argv) {
     by_release.none = simulate_all(runnable, Client::kByRelease, [](const ServingCase&) { return Terms{}; });
     fmt::print("pass start by release, no terms: {:.1f} s wall\n", wall());
     std::fflush(stdout);  // progress is visible while the next pass runs
-    for (Regime* g : {&staggered, &burst, &by_release}) {
+    for (Regime* g : regimes) {
       fit_terms(*g);
       g->fitted = simulate_all(runnable, g->client, [g](const ServingCase& c) { return g->fit.at(c.engine); });
       g->score = fit_half_scores(g->fitted);
@@ -337,7 +339,7 @@ int main(int argc, char** argv) {
 
     // Per engine, the start rule with the smaller fit-half score; on a tie (by release gives every
     // fit row the start of another rule), the shipped rule's name.
-    for (const Regime* g : {&staggered, &burst, &by_release}) {
+    for (const Regime* g : regimes) {
       for (const auto& [engine, score] : g->score) {
         const bool tie = chosen.count(engine) && score == chosen[engine]->score.at(engine);
         if (!chosen.count(engine) || score < chosen[engine]->score.at(engine) ||
@@ -354,7 +356,7 @@ int main(int argc, char** argv) {
     fmt::print("| engine | start | rows | step-time factor (decode / prefill) | step overhead ms (raw) | request "
                "overhead ms | per other request in flight | fit-half score | chosen | shipped default |\n");
     fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---|---|\n");
-    for (const Regime* g : {&staggered, &burst, &by_release}) {
+    for (const Regime* g : regimes) {
       for (const auto& [engine, t] : g->fit) {
         const kvplan::Engine e = kvplan::parse_engine(engine);
         const sim::ServingOverheads d = sim::default_serving_overheads(e, true);
@@ -404,7 +406,7 @@ int main(int argc, char** argv) {
                "run is a miss: |e| = infinity in med|e| and p90|e| (\"miss\" when the statistic lands on one).\n");
     for (bool fit_half : {true, false}) {
       const std::string h = fit_half ? "FIT half" : "HELD-OUT half";
-      for (const Regime* g : {&staggered, &burst, &by_release}) {
+      for (const Regime* g : regimes) {
         print_table(fmt::format("[{}] {} start, no terms", h, g->name), half(g->none, fit_half), by_gpu_engine);
         print_table(fmt::format("[{}] {} start + its fitted terms", h, g->name), half(g->fitted, fit_half),
                     by_gpu_engine);

@@ -54,11 +54,13 @@ const char* mla_op_engine_label(MlaOpEngine e) {
 
 MlaOpEngine mla_attention_table(MlaOpEngine e) { return e == MlaOpEngine::kVllm ? MlaOpEngine::kSglang : e; }
 
-StepOp mla_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, double new_tokens, double pairs,
-                      double kv_tokens, int64_t heads, DType kv_dtype) {
-  const double width = static_cast<double>(heads * (d.nope_dim + d.rope_dim + d.v_dim));
-  StepOp op = make("attention_prefill", OpClass::kMlaPrefill, 2.0 * pairs * width,
-                   new_tokens * width * kAct + kv_tokens * width * kAct);
+namespace {
+
+// Either form of MLA prefill attention: its FLOPs and bytes, then the shape and grid variant both
+// forms share (the fitted rate of one prices the other).
+StepOp mla_prefill_attention(MlaOpEngine engine, double flops, double bytes, double sequences, double new_tokens,
+                             int64_t heads, DType kv_dtype) {
+  StepOp op = make("attention_prefill", OpClass::kMlaPrefill, flops, bytes);
   const double seqs = std::max(1.0, sequences);
   op.shape = OpShape{{seqs, new_tokens / seqs, static_cast<double>(heads), 0}, 3};
   op.grid_dtype = kv_dtype;
@@ -66,16 +68,21 @@ StepOp mla_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, do
   return op;
 }
 
+}  // namespace
+
+StepOp mla_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, double new_tokens, double pairs,
+                      double kv_tokens, int64_t heads, DType kv_dtype) {
+  const double width = static_cast<double>(heads * (d.nope_dim + d.rope_dim + d.v_dim));
+  return mla_prefill_attention(engine, 2.0 * pairs * width, new_tokens * width * kAct + kv_tokens * width * kAct,
+                               sequences, new_tokens, heads, kv_dtype);
+}
+
 StepOp mla_absorbed_prefill_op(MlaOpEngine engine, const MlaDims& d, double sequences, double new_tokens,
                                double pairs, double kv_tokens, int64_t heads, DType kv_dtype) {
   const double width = static_cast<double>(heads * (2 * d.kv_lora_rank + d.rope_dim));
-  StepOp op = make("attention_prefill", OpClass::kMlaPrefill, 2.0 * pairs * width,
-                   new_tokens * width * kAct + kv_tokens * static_cast<double>(d.kv_lora_rank + d.rope_dim) * kAct);
-  const double seqs = std::max(1.0, sequences);
-  op.shape = OpShape{{seqs, new_tokens / seqs, static_cast<double>(heads), 0}, 3};
-  op.grid_dtype = kv_dtype;
-  op.grid_variant = kAttentionVariants[static_cast<int>(mla_attention_table(engine))][is_fp8(kv_dtype) ? 1 : 0];
-  return op;
+  const double latent = static_cast<double>(d.kv_lora_rank + d.rope_dim);
+  return mla_prefill_attention(engine, 2.0 * pairs * width, new_tokens * width * kAct + kv_tokens * latent * kAct,
+                               sequences, new_tokens, heads, kv_dtype);
 }
 
 StepOp mla_decode_op(MlaOpEngine engine, const MlaDims& d, double sequences, double kv_tokens, double kv_tokens_max,

@@ -208,7 +208,8 @@ const std::array kRules = {
     Rule{"stagger-jitter",
          [](const Scenario& s) {
            return bench_client(s) &&
-                  s.workload.bench_start.value_or(sim::default_bench_start(s.engine.name, s.engine.version)) == sim::BenchStart::kStaggered;
+                  s.workload.bench_start.value_or(sim::default_bench_start(s.engine.name, s.engine.version)) ==
+                      sim::BenchStart::kStaggered;
          }},
 };
 

@@ -70,8 +70,9 @@ BenchStart parse_bench_start(std::string_view text);  // staggered | burst
 //   1,024-token prompts, mean TTFT 338 ms at c 32 and 419 ms at c 64 would mean 5.1 ms per prompt
 //   in a wave: 1.9 PFLOP/s per GPU, above the best fp8 GEMM rate published for Hopper (DeepGEMM's
 //   README, 1,520 TFLOP/s). Llama-3.1-8B's TPOT at 160-512 users is that of decode steps
-//   interleaved with single prefills, not of a lock-stepped decode batch. Whether the engine or the harness changed is not recorded with the runs; the
-//   release is the label they carry (docs/benchmarks.md, "SGLang's two regimes").
+//   interleaved with single prefills, not of a lock-stepped decode batch. Whether the engine or
+//   the harness changed is not recorded with the runs; the release is the label they carry
+//   (docs/benchmarks.md, "SGLang's two regimes").
 BenchStart default_bench_start(Engine engine, const EngineVersion& version);
 
 struct BenchOptions {
