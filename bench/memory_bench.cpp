@@ -1,6 +1,7 @@
 // Time of one analytic answer: plan_memory for a model, GPU and scheme (presets already parsed), and
 // the same through the plan/ layer: plan::answer_memory of a resolved scenario (what the CLI and the
-// planner call after reading the presets once), and of a typed Scenario (presets read each time).
+// planner call after reading the presets once), and of a typed Scenario (presets read each time);
+// and the answer's JSON document (`kvplan memory --json`) built from an answer.
 //   ./build/bench/kvplan_bench_memory
 #include <benchmark/benchmark.h>
 
@@ -41,10 +42,16 @@ void BM_PlanWithDistribution(benchmark::State& state) {
   }
 }
 
-void BM_Plan_AnswerMemory_Resolved(benchmark::State& state) {
+// The issue-27 scenario: Llama-3.1-8B on one H100 (the defaults), fp8 KV, 8,192-token requests.
+kvplan::plan::Scenario fp8_8k() {
   kvplan::plan::Scenario s;
   s.kv_cache.dtype = kvplan::DType::kFp8E4M3;
   s.engine.max_model_len = 8192;
+  return s;
+}
+
+void BM_Plan_AnswerMemory_Resolved(benchmark::State& state) {
+  const kvplan::plan::Scenario s = fp8_8k();
   const kvplan::plan::ResolvedScenario r = kvplan::plan::resolve(s);
   for (auto _ : state) {
     kvplan::plan::MemoryAnswer a = kvplan::plan::answer_memory(r);
@@ -53,12 +60,21 @@ void BM_Plan_AnswerMemory_Resolved(benchmark::State& state) {
 }
 
 void BM_Plan_AnswerMemory_Scenario(benchmark::State& state) {
-  kvplan::plan::Scenario s;
-  s.kv_cache.dtype = kvplan::DType::kFp8E4M3;
-  s.engine.max_model_len = 8192;
+  const kvplan::plan::Scenario s = fp8_8k();
   for (auto _ : state) {
     kvplan::plan::MemoryAnswer a = kvplan::plan::answer_memory(s);
     benchmark::DoNotOptimize(a.plan.num_blocks);
+  }
+}
+
+// The answer's JSON document (what `kvplan memory --json` and Python's memory_json() render), built
+// from an answer made once.
+void BM_Plan_MemoryJson(benchmark::State& state) {
+  const kvplan::plan::Scenario s = fp8_8k();
+  const kvplan::plan::MemoryAnswer a = kvplan::plan::answer_memory(s);
+  for (auto _ : state) {
+    nlohmann::json j = kvplan::plan::memory_json(a);
+    benchmark::DoNotOptimize(j.size());
   }
 }
 
@@ -70,4 +86,5 @@ BENCHMARK(BM_DeepSeekV3_H200_TP8);
 BENCHMARK(BM_PlanWithDistribution);
 BENCHMARK(BM_Plan_AnswerMemory_Resolved);
 BENCHMARK(BM_Plan_AnswerMemory_Scenario);
+BENCHMARK(BM_Plan_MemoryJson);
 BENCHMARK_MAIN();

@@ -17,9 +17,13 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-nlohmann::json bytes_number(double v) {
-  if (std::floor(v) == v) return static_cast<int64_t>(v);
-  return v;
+// A byte figure: an integer when whole (most are), else a float.
+void write_bytes_number(DocumentWriter& w, double v) {
+  if (std::floor(v) == v) {
+    w.integer(static_cast<int64_t>(v));
+  } else {
+    w.number(v);
+  }
 }
 
 std::string bytes_text(double v) {
@@ -151,69 +155,113 @@ std::string memory_text(const MemoryAnswer& a) {
   return out;
 }
 
-nlohmann::json memory_json(const MemoryAnswer& a) {
+void write_memory(const MemoryAnswer& a, DocumentWriter& w) {
   const ResolvedScenario& s = a.scenario;
   const MemoryPlan& p = a.plan;
-  nlohmann::json j;
-  j["model"] = s.model.id;
-  j["gpu"] = s.gpu.id;
-  j["engine"] = p.engine_label;
-  j["warnings"] = p.warnings;
-  j["tensor_parallel_size"] = s.parallel.tensor_parallel;
-  j["pipeline_parallel_size"] = s.parallel.pipeline_parallel;
-  j["data_parallel_size"] = s.parallel.data_parallel;
-  j["expert_parallel_size"] = s.parallel.expert_parallel_size();
-  j["gpus"] = s.parallel.gpus();
-  j["kv_scheme"] = p.kv_scheme.describe();
-  j["weights_format"] = s.serving.weights.describe();
-  j["quantization"] = {{"method", std::string(quant_method_name(s.serving.weights.quant.method))},
-                       {"description", s.serving.weights.quant.description},
-                       {"origin", s.serving.weights.quant.origin}};
-  j["vision_parameters"] = a.params.vision;
-  j["kv_bytes_per_token"] = bytes_number(a.kv_bytes_per_token);
-  j["kv_bytes_per_token_per_gpu"] = bytes_number(a.layout.bytes_per_token());
-  j["num_parameters"] = a.params.total();
-  j["num_active_parameters"] = a.params.active();
-  j["weights_bytes"] = weight_bytes_total(s.model, s.serving.weights);
-  j["weights_bytes_per_gpu"] = p.term("weights");
-  j["gpu_total_bytes"] = p.gpu_total_bytes;
-  j["gpu_memory_in_use_bytes"] = s.serving.memory_in_use_bytes;
-  j["engine_budget_bytes"] = p.engine_budget_bytes;
-  j["kv_budget_bytes"] = p.kv_budget_bytes;
-  j["block_bytes"] = p.block_bytes;
-  j["tokens_per_block"] = p.tokens_per_block;
-  j["num_blocks"] = p.num_blocks;
-  j["kv_cache_tokens"] = p.kv_cache_tokens;
-  j["max_model_len"] = p.max_model_len;
-  j["max_concurrency"] = p.max_concurrency;
-  j["requests_at_max_len"] = p.requests_at_max_len;
-  j["total_kv_cache_tokens"] = p.total_kv_cache_tokens();
-  j["total_requests_at_max_len"] = p.total_requests_at_max_len();
-  j["fits"] = p.fits;
-  j["terms"] = nlohmann::json::array();
+  w.begin_object();
+  write_field(w, "model", s.model.id);
+  write_field(w, "gpu", s.gpu.id);
+  write_field(w, "engine", p.engine_label);
+  write_field(w, "warnings", p.warnings);
+  write_field(w, "tensor_parallel_size", s.parallel.tensor_parallel);
+  write_field(w, "pipeline_parallel_size", s.parallel.pipeline_parallel);
+  write_field(w, "data_parallel_size", s.parallel.data_parallel);
+  write_field(w, "expert_parallel_size", s.parallel.expert_parallel_size());
+  write_field(w, "gpus", s.parallel.gpus());
+  write_field(w, "kv_scheme", p.kv_scheme.describe());
+  write_field(w, "weights_format", s.serving.weights.describe());
+  w.key("quantization");
+  w.begin_object();
+  write_field(w, "method", quant_method_name(s.serving.weights.quant.method));
+  write_field(w, "description", s.serving.weights.quant.description);
+  write_field(w, "origin", s.serving.weights.quant.origin);
+  w.end();
+  write_field(w, "vision_parameters", a.params.vision);
+  w.key("kv_bytes_per_token");
+  write_bytes_number(w, a.kv_bytes_per_token);
+  w.key("kv_bytes_per_token_per_gpu");
+  write_bytes_number(w, a.layout.bytes_per_token());
+  write_field(w, "num_parameters", a.params.total());
+  write_field(w, "num_active_parameters", a.params.active());
+  write_field(w, "weights_bytes", weight_bytes_total(s.model, s.serving.weights));
+  write_field(w, "weights_bytes_per_gpu", p.term("weights"));
+  write_field(w, "gpu_total_bytes", p.gpu_total_bytes);
+  write_field(w, "gpu_memory_in_use_bytes", s.serving.memory_in_use_bytes);
+  write_field(w, "engine_budget_bytes", p.engine_budget_bytes);
+  write_field(w, "kv_budget_bytes", p.kv_budget_bytes);
+  write_field(w, "block_bytes", p.block_bytes);
+  write_field(w, "tokens_per_block", p.tokens_per_block);
+  write_field(w, "num_blocks", p.num_blocks);
+  write_field(w, "kv_cache_tokens", p.kv_cache_tokens);
+  write_field(w, "max_model_len", p.max_model_len);
+  write_field(w, "max_concurrency", p.max_concurrency);
+  write_field(w, "requests_at_max_len", p.requests_at_max_len);
+  write_field(w, "total_kv_cache_tokens", p.total_kv_cache_tokens());
+  write_field(w, "total_requests_at_max_len", p.total_requests_at_max_len());
+  write_field(w, "fits", p.fits);
+  w.key("terms");
+  w.begin_array();
   for (const MemoryTerm& t : p.terms) {
-    j["terms"].push_back({{"key", t.key}, {"label", t.label}, {"bytes", t.bytes}, {"subtracted", t.subtracted}, {"how", t.how}});
+    w.begin_object();
+    write_field(w, "key", t.key);
+    write_field(w, "label", t.label);
+    write_field(w, "bytes", t.bytes);
+    write_field(w, "subtracted", t.subtracted);
+    write_field(w, "how", t.how);
+    w.end();
   }
-  j["layer_groups"] = nlohmann::json::array();
+  w.end();
+  w.key("layer_groups");
+  w.begin_array();
   for (const KvLayerGroup& g : a.layout.groups()) {
-    j["layer_groups"].push_back({{"name", g.name}, {"layers", g.num_layers}, {"shared_layers", g.shared_layers},
-                                 {"bytes_per_token_per_layer", bytes_number(g.bytes_per_token)},
-                                 {"state_bytes_per_request_per_layer", g.state_bytes_per_request}});
+    w.begin_object();
+    write_field(w, "name", g.name);
+    write_field(w, "layers", g.num_layers);
+    write_field(w, "shared_layers", g.shared_layers);
+    w.key("bytes_per_token_per_layer");
+    write_bytes_number(w, g.bytes_per_token);
+    write_field(w, "state_bytes_per_request_per_layer", g.state_bytes_per_request);
+    w.end();
   }
+  w.end();
   if (a.fit) {
-    j["distribution"] = {{"lengths", a.fit->distribution}, {"mean_tokens", a.fit->mean_tokens},
-                         {"p99_tokens", a.fit->p99_tokens}, {"requests_at_mean", a.fit->requests_at_mean},
-                         {"requests_at_p99", a.fit->requests_at_p99}};
+    w.key("distribution");
+    w.begin_object();
+    write_field(w, "lengths", a.fit->distribution);
+    write_field(w, "mean_tokens", a.fit->mean_tokens);
+    write_field(w, "p99_tokens", a.fit->p99_tokens);
+    write_field(w, "requests_at_mean", a.fit->requests_at_mean);
+    write_field(w, "requests_at_p99", a.fit->requests_at_p99);
+    w.end();
   }
   // The price of the deployment's GPUs per hour (null when neither given nor in the preset).
   const bool priced = s.usd_per_gpu_hour > 0;
-  j["cost"] = {{"usd_per_gpu_hour", priced ? nlohmann::json(s.usd_per_gpu_hour) : nlohmann::json(nullptr)},
-               {"usd_per_hour", priced ? nlohmann::json(s.usd_per_gpu_hour * s.parallel.gpus()) : nlohmann::json(nullptr)},
-               {"source", s.price_source}};
-  j["problems"] = p.problems;
-  j["notes"] = p.notes;
-  j["sources"] = {{"gpu", s.gpu.source}, {"gpu_total", s.gpu.usable_memory_source}, {"model", s.model.source}};
-  return j;
+  w.key("cost");
+  w.begin_object();
+  if (priced) {
+    write_field(w, "usd_per_gpu_hour", s.usd_per_gpu_hour);
+    write_field(w, "usd_per_hour", s.usd_per_gpu_hour * s.parallel.gpus());
+  } else {
+    write_field(w, "usd_per_gpu_hour", nullptr);
+    write_field(w, "usd_per_hour", nullptr);
+  }
+  write_field(w, "source", s.price_source);
+  w.end();
+  write_field(w, "problems", p.problems);
+  write_field(w, "notes", p.notes);
+  w.key("sources");
+  w.begin_object();
+  write_field(w, "gpu", s.gpu.source);
+  write_field(w, "gpu_total", s.gpu.usable_memory_source);
+  write_field(w, "model", s.model.source);
+  w.end();
+  w.end();
+}
+
+nlohmann::json memory_json(const MemoryAnswer& a) {
+  JsonDocumentWriter w;
+  write_memory(a, w);
+  return w.take();
 }
 
 MemoryComparison compare_memory(const Scenario& base, const std::string& name, const std::vector<std::string>& values) {

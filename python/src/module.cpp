@@ -33,6 +33,8 @@
 #include "kvplan/plan/simulate.h"
 #include "kvplan/sim/time.h"
 
+#include "dict_writer.h"
+
 namespace py = pybind11;
 
 namespace kvplan::python {
@@ -200,7 +202,11 @@ PYBIND11_MODULE(kvplan, m) {
       .def("to_json", [](const kp::PyScenario& self) { return plan::scenario_json(self.file); },
            "The scenario file (version 2) text.")
       .def("memory",
-           [](const kp::PyScenario& self) { return kp::to_python(plan::memory_json(plan::answer_memory(*self.resolved))); },
+           [](const kp::PyScenario& self) {
+             kp::DictWriter w;
+             plan::write_memory(plan::answer_memory(*self.resolved), w);
+             return w.take();
+           },
            "The memory plan: the dict `kvplan memory --json` prints.")
       .def("memory_json",
            [](const kp::PyScenario& self) {

@@ -163,6 +163,35 @@ class AnswerTest(unittest.TestCase):
         with self.assertRaisesRegex(kvplan.ConfigError, "--workload=chatbot must be one of chat, code, rag, agent, batch"):
             kvplan.Scenario(workload="chatbot")
 
+    def test_memory_dict_is_the_json_document(self):
+        # memory() builds its dict without the JSON step; it must be the document memory_json()
+        # prints: same keys in the same (sorted) order, same values and the same kinds (an int
+        # stays an int, a float a float, null None), nested dicts and lists included.
+        scenarios = [
+            kvplan.Scenario(kv_cache_dtype="fp8", max_model_len=8192),
+            kvplan.load_scenario(CHAT),  # with a length distribution
+            kvplan.Scenario(model="deepseek-v3", gpu="h200", tensor_parallel_size=8),
+            kvplan.Scenario(model="llama-3.1-70b", tensor_parallel_size=4, kv_cache_dtype="int4",
+                            gpu_price=2.5),
+            kvplan.Scenario(model="llama-3.1-70b", max_model_len=131072),  # does not fit
+        ]
+
+        def same(a, b, where):
+            self.assertIs(type(a), type(b), where)
+            if isinstance(a, dict):
+                self.assertEqual(list(a), list(b), where)
+                for k in a:
+                    same(a[k], b[k], where + "." + k)
+            elif isinstance(a, list):
+                self.assertEqual(len(a), len(b), where)
+                for i, (x, y) in enumerate(zip(a, b)):
+                    same(x, y, f"{where}[{i}]")
+            else:
+                self.assertEqual(a, b, where)
+
+        for s in scenarios:
+            same(s.memory(), json.loads(s.memory_json()), "memory()")
+
     def test_capacity_needs_an_slo(self):
         with self.assertRaisesRegex(kvplan.ConfigError, "SLO"):
             kvplan.Scenario(users=4).capacity()

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvplan/core/document_writer.h"
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/vllm_log_scenario.h"
 #include "kvplan/plan/scenario.h"
@@ -36,6 +37,8 @@ struct MemoryAnswer {
 MemoryAnswer answer_memory(const Scenario& scenario);
 MemoryAnswer answer_memory(const ResolvedScenario& scenario);
 nlohmann::json memory_json(const MemoryAnswer& a);
+// The same document to any writer (the Python module builds its dict from it without the JSON step).
+void write_memory(const MemoryAnswer& a, DocumentWriter& w);
 std::string memory_text(const MemoryAnswer& a);  // `kvplan memory` without --json
 
 // One setting varied over several values, every other setting as in the base (`--compare`).
