@@ -34,6 +34,16 @@ int64_t default_max_model_len(const ModelConfig& m) {
 
 std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / kGiB); }
 
+int layout_state_layers(const KvLayout& layout) {
+  int n = 0;
+  for (const KvLayerGroup& g : layout.groups()) n += holds_kv_per_token(g.kind) ? 0 : g.num_layers;
+  return n;
+}
+
+// Compute capability 10.0 (B200, GB200): vLLM's is_device_capability(100). B300 is 10.3 and the
+// RTX 50 / RTX PRO Blackwell cards 12.0.
+bool gpu_is_sm100(const GpuSpec& gpu) { return gpu.id == "b200" || gpu.id == "gb200"; }
+
 }  // namespace
 
 double sglang_default_mem_fraction_static(int tp) {
@@ -189,6 +199,24 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
         v.text(), m.mla.kv_lora_rank + m.mla.qk_rope_head_dim));
   }
   KvLayout layout = build_kv_layout(m, s, p, stage);
+  bool state_paged = false;
+  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10)) {
+    // Attention and recurrent-state layers share one page size (vllm_profile.h VllmHybridPages).
+    const VllmHybridPages pages = vllm_v1_hybrid_pages(layout, gpu_is_sm100(gpu), s.tokens_per_block);
+    if (pages.block_tokens > 0) {
+      state_paged = true;
+      s.tokens_per_block = pages.block_tokens;
+      if (pages.page_bytes > pages.state_bytes) s.state_page_bytes = pages.page_bytes;
+      layout = build_kv_layout(m, s, p, stage);
+      plan.notes.push_back(fmt::format(
+          "vLLM sets the attention block size to {} tokens (a multiple of {}) so that one attention page, {} B per "
+          "layer, holds a recurrent layer's state of {} B, padded by {:.2f}% (model_executor/models/config.py "
+          "HybridAttentionMambaModelConfig; the rule without prefix caching, which vLLM <= 0.11 turns off for these "
+          "models)",
+          pages.block_tokens, pages.alignment, pages.page_bytes, pages.state_bytes,
+          100.0 * static_cast<double>(pages.page_bytes - pages.state_bytes) / static_cast<double>(pages.state_bytes)));
+    }
+  }
   const bool last_stage = stage == p.pipeline_parallel - 1;
 
   const WeightBytes wb = weight_bytes_breakdown(m, c.weights, p, stage);
@@ -366,12 +394,22 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     // Hybrid allocator: layer groups padded to a common size (vllm_profile.h).
     const int padded = vllm_v1_padded_kv_layers(layout);
     const int layers = layout.num_kv_layers();
+    // Recurrent layers join the groups when their state was paged like attention (above).
+    const int state_layers = state_paged ? layout_state_layers(layout) : 0;
     if (padded > layers && layers > 0) {
       plan.block_bytes = plan.block_bytes / layers * padded;
-      plan.notes.push_back(fmt::format(
-          "vLLM's hybrid KV allocator pads the attention layer groups to a common size: {} layers are paged as {} "
-          "(\"Add {} padding layers\"), so each block costs {} layer pages",
-          layers, padded, padded - layers, padded));
+      if (padded > layers + state_layers) {
+        plan.notes.push_back(fmt::format(
+            "vLLM's hybrid KV allocator pads the layer groups to a common size: {} layers are paged as {} "
+            "(\"Add {} padding layers\"), so each block costs {} layer pages",
+            layers + state_layers, padded, padded - layers - state_layers, padded));
+      }
+      if (state_layers > 0) {
+        plan.notes.push_back(fmt::format(
+            "vLLM's hybrid KV allocator groups the {} attention and {} recurrent layers {} to a group: a block of the "
+            "pool is {} layer pages, and every request holds one of them per recurrent group for its state",
+            layers, state_layers, padded / vllm_v1_kv_groups(layout).num_groups(), padded));
+      }
     }
   }
   plan.request_bytes_at_max_len = layout.request_allocated_bytes(plan.max_model_len);
@@ -428,12 +466,21 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
                                                                   plan.max_model_len, plan.max_num_batched_tokens);
         if (concurrency > 0) {
           plan.max_concurrency = concurrency;
+          const bool sliding = std::any_of(groups.types.begin(), groups.types.end(), [](const VllmKvGroups::Type& t) {
+            return t.kind == LayerKind::kSlidingAttention;
+          });
+          std::string rules;
+          if (sliding) {
+            rules += fmt::format(", a sliding-window group only min(window - 1 + max_num_batched_tokens {}, "
+                                 "max_model_len) tokens' worth + 1",
+                                 plan.max_num_batched_tokens);
+          }
+          if (state_paged) rules += ", a recurrent-state group one block";
           plan.notes.push_back(fmt::format(
               "vLLM's maximum concurrency for this hybrid layout: its pool of {} blocks ({} groups of {} layers share "
-              "it) over the blocks one {}-token request takes in every group, a sliding-window group only "
-              "min(window - 1 + max_num_batched_tokens {}, max_model_len) tokens' worth + 1 "
+              "it) over the blocks one {}-token request takes in every group{} "
               "(kv_cache_utils.py get_max_concurrency_for_kv_cache_config)",
-              vllm_blocks, groups.num_groups(), groups.group_size, plan.max_model_len, plan.max_num_batched_tokens));
+              vllm_blocks, groups.num_groups(), groups.group_size, plan.max_model_len, rules));
         }
       }
     }

@@ -326,7 +326,11 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<KvLayerGroup> out;
   out.reserve(groups.size());
-  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  for (auto& [key, g] : groups) {
+    // vLLM's hybrid allocator stores a recurrent layer's state in one attention-sized page.
+    if (!holds_kv_per_token(g.kind)) g.state_bytes_per_request = std::max(g.state_bytes_per_request, s.state_page_bytes);
+    out.push_back(std::move(g));
+  }
   return KvLayout(s, std::move(out));
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
@@ -113,6 +114,34 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
   return widest;
 }
 
+VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int user_block_tokens) {
+  VllmHybridPages out;
+  double attention_bytes = -1;  // one attention layer, one token
+  bool mla = false;
+  int head_dim = 0;
+  for (const KvLayerGroup& g : layout.groups()) {
+    if (g.num_layers == 0) continue;
+    if (!holds_kv_per_token(g.kind)) {
+      out.state_bytes = std::max(out.state_bytes, g.state_bytes_per_request);
+      continue;
+    }
+    if (attention_bytes >= 0 && g.bytes_per_token != attention_bytes) return {};  // vLLM sizes one attention spec
+    attention_bytes = g.bytes_per_token;
+    mla = mla || g.kind == LayerKind::kMla;
+    if (g.heads_per_gpu > 0) head_dim = g.elements_per_token / (2 * g.heads_per_gpu);
+  }
+  const auto per_token = static_cast<int64_t>(std::ceil(attention_bytes));
+  if (out.state_bytes <= 0 || per_token <= 0) return {};
+  // FlashAttention needs multiples of 16 tokens; MLA backends 64 (CUTLASS_MLA 128, not the
+  // default); FlashInfer on Blackwell with head_dim 256 needs 32 (flashinfer issue 1993).
+  out.alignment = mla ? 64 : (blackwell && head_dim == 256 ? 32 : 16);
+  const int64_t a = out.alignment;
+  const int64_t needed = a * ((out.state_bytes + a * per_token - 1) / (a * per_token));
+  out.block_tokens = static_cast<int>(std::max<int64_t>(needed, user_block_tokens));
+  out.page_bytes = out.block_tokens * per_token;
+  return out;
+}
+
 VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout) {
   VllmKvGroups out;
   std::vector<int> counts;
@@ -124,8 +153,14 @@ VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout) {
     counts.push_back(g.num_layers);
     out.types.push_back({g.kind, g.window_tokens, 0});
   }
+  // Recurrent-state layers join the groups when their state fills exactly one attention page (the
+  // engine accounting pads it so: KvScheme::state_page_bytes); otherwise their pages differ.
+  const int64_t attention_page = page < 0 ? -1 : static_cast<int64_t>(std::ceil(page * layout.scheme().tokens_per_block));
   for (const KvLayerGroup& g : layout.groups()) {
-    if (!holds_kv_per_token(g.kind) && g.num_layers > 0) return {};  // recurrent state: other page rule
+    if (holds_kv_per_token(g.kind) || g.num_layers == 0) continue;
+    if (attention_page < 0 || g.state_bytes_per_request != attention_page) return {};
+    counts.push_back(g.num_layers);
+    out.types.push_back({g.kind, 0, 0});
   }
   if (counts.size() < 2) return {};
   const int smallest = *std::min_element(counts.begin(), counts.end());
@@ -158,6 +193,8 @@ double vllm_v1_hybrid_max_concurrency(const VllmKvGroups& groups, int64_t vllm_b
     } else if (t.kind == LayerKind::kSlidingAttention && t.window_tokens > 0) {
       const int64_t tokens = std::min<int64_t>(t.window_tokens - 1 + max_num_batched_tokens, max_model_len);
       per_group = (tokens + b - 1) / b + 1;
+    } else if (!holds_kv_per_token(t.kind)) {
+      per_group = 1;  // MambaSpec: one block of max_model_len tokens, i.e. the state's one page
     } else {
       return 0;
     }

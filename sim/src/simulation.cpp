@@ -211,7 +211,10 @@ void Loop::build() {
     std::string why = plan.problems.empty() ? std::string("no KV budget") : plan.problems.front();
     throw ConfigError(fmt::format("scenario: {} on {} does not fit: {}", cfg_.model.name, cfg_.gpu.name, why));
   }
-  layout_ = std::make_unique<KvLayout>(build_kv_layout(cfg_.model, cfg_.scheme, cfg_.parallel, plan.pipeline_stage));
+  // vLLM pages what its memory plan says: a hybrid model's attention block raised to hold a
+  // recurrent layer's state, the state padded to that page (engine_memory.h).
+  const KvScheme& paged = cfg_.serving.engine == Engine::kVllm ? plan.kv_scheme : cfg_.scheme;
+  layout_ = std::make_unique<KvLayout>(build_kv_layout(cfg_.model, paged, cfg_.parallel, plan.pipeline_stage));
   int64_t capacity = cfg_.kv_capacity_bytes > 0 ? cfg_.kv_capacity_bytes : pool_kv_capacity(plan, cfg_.kv_policy);
   result_.kv_capacity_bytes = capacity;
   const SchedulerConfig sched = resolve_scheduler(cfg_.scheduler, plan, plan.max_model_len);
@@ -380,7 +383,7 @@ void Loop::build() {
   }
   result_.notes.push_back(fmt::format("serving overheads: {}", cfg_.overheads.describe()));
   result_.notes.push_back(fmt::format("KV capacity per replica: {} bytes ({}), {}", capacity,
-                                      kv_policy_name(cfg_.kv_policy), cfg_.scheme.describe()));
+                                      kv_policy_name(cfg_.kv_policy), layout_->scheme().describe()));
   result_.notes.push_back(fmt::format("scheduler {}: max_num_seqs={}, max_num_batched_tokens={}, max_model_len={}{}",
                                       scheduler_kind_name(sched.kind), sched.max_num_seqs,
                                       sched.max_num_batched_tokens, sched.max_model_len,

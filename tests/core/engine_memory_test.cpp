@@ -5,10 +5,13 @@
 #include <cstdint>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "kvplan/core/engine_memory.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/core/vllm_profile.h"
 
 namespace kvplan {
 namespace {
@@ -354,14 +357,19 @@ struct Deployment {
   DType kv_dtype;
   int block;
   int64_t block_bytes;  // hand-computed: one block across every KV layer of one GPU
+  int engine_block = 0;  // the block vLLM sets (hybrid attention + recurrent state); 0: `block`
 };
 
 TEST(Issue24Deployments, VllmMemoryAnswersOnTheirGpus) {
   const Deployment cases[] = {
       // 62 layers * 2 KV heads per GPU (8 / tp 4) * 2 * 128 * 2 B = 63,488 B/token; x16
       {"minimax-m2.5", "h200", 4, DType::kBF16, 16, int64_t{16} * 63488},
-      // 15 full layers * 1 replicated KV head (2 < tp 8) * 2 * 256 * 2 B = 15,360 B/token; x16
-      {"qwen3.5-397b-a17b", "h200", 8, DType::kBF16, 16, int64_t{16} * 15360},
+      // Hybrid: 15 full layers, 1 replicated KV head (2 < tp 8) * 2 * 256 * 2 B = 1,024 B/token per
+      // layer; 45 Gated DeltaNet layers, state per layer per GPU (8 value heads, 2 key heads):
+      // conv 3 * (2*2*128 + 8*128) * 2 B = 9,216 + 8 * 128 * 128 * 4 B = 524,288 -> 533,504 B.
+      // vLLM: block 16 * cdiv(533,504, 16 * 1,024) = 528 tokens, page 528 * 1,024 = 540,672 B;
+      // groups of 15 (counts 15 and 45): 1 + 3 groups = 60 layer pages per block.
+      {"qwen3.5-397b-a17b", "h200", 8, DType::kBF16, 16, int64_t{60} * 540672, 528},
       // 61 layers * (656 fp8_ds_mla + 132 indexer) = 48,068 B/token, replicated; x64 (FlashMLA sparse)
       {"deepseek-v3.2", "h200", 8, DType::kFp8E4M3, 64, int64_t{64} * 48068},
       // 78 layers * 788 = 61,464 B/token; x64
@@ -373,9 +381,11 @@ TEST(Issue24Deployments, VllmMemoryAnswersOnTheirGpus) {
       // Qwen3-VL-30B-A3B on 2 x H100: 48 layers * 2 * (4 / tp 2) heads * 128 * 2 B = 49,152; x16
       {"qwen3-vl-30b-a3b", "h100-sxm", 2, DType::kBF16, 16, int64_t{16} * 49152},
       // the quantized checkpoints on the GPUs their vendors name: Qwen3.5-397B NVFP4 on 4 x B200
-      //   (15 full layers * 1 replicated KV head (2 < 4) * 2 * 256 * 2 B = 15,360), DeepSeek-V3.2
-      //   NVFP4 on 4 x B200 (fp8 latent + indexer 48,068, x64)
-      {"qwen3.5-397b-a17b-nvfp4", "b200", 4, DType::kBF16, 16, int64_t{16} * 15360},
+      //   (1,024 B/token per full layer as above; state per layer 3 * (2*4*128 + 16*128) * 2 B =
+      //   18,432 + 16 * 128 * 128 * 4 B = 1,048,576 -> 1,067,008 B; head_dim 256 on B200 aligns the
+      //   block to 32: 32 * cdiv(1,067,008, 32 * 1,024) = 1,056 tokens, page 1,081,344 B, 60 pages),
+      //   DeepSeek-V3.2 NVFP4 on 4 x B200 (fp8 latent + indexer 48,068, x64)
+      {"qwen3.5-397b-a17b-nvfp4", "b200", 4, DType::kBF16, 16, int64_t{60} * 1081344, 1056},
       {"deepseek-v3.2-nvfp4", "b200", 4, DType::kFp8E4M3, 64, int64_t{64} * 48068},
   };
   for (const Deployment& d : cases) {
@@ -391,10 +401,84 @@ TEST(Issue24Deployments, VllmMemoryAnswersOnTheirGpus) {
     EXPECT_TRUE(plan.fits) << d.model;
     EXPECT_EQ(plan.block_bytes, d.block_bytes) << d.model;
     EXPECT_EQ(plan.num_blocks, plan.kv_budget_bytes / d.block_bytes) << d.model;
-    EXPECT_EQ(plan.kv_cache_tokens, plan.num_blocks * d.block) << d.model;
+    const int engine_block = d.engine_block > 0 ? d.engine_block : d.block;
+    EXPECT_EQ(plan.tokens_per_block, engine_block) << d.model;
+    EXPECT_EQ(plan.kv_cache_tokens, plan.num_blocks * engine_block) << d.model;
     EXPECT_GE(plan.term("weights"), weight_bytes_per_gpu(m, cfg.weights, p)) << d.model;
     EXPECT_GT(plan.kv_cache_tokens, 32768) << d.model;  // at least one full request fits
   }
+}
+
+// vLLM V1 pages a hybrid model's recurrent state like attention (model_executor/models/config.py
+// HybridAttentionMambaModelConfig): Qwen3.5-27B on one H100, bf16, 32,768-token requests.
+// 16 full-attention layers, 4 KV heads * 2 * 256 * 2 B = 4,096 B per token per layer; 48 Gated
+// DeltaNet layers of 3 * (2*16*128 + 48*128) * 2 B = 61,440 conv + 48 * 128 * 128 * 4 B = 3,145,728
+// ssm = 3,207,168 B of state each. Block 16 * cdiv(3,207,168, 16 * 4,096) = 16 * 49 = 784 tokens;
+// page 784 * 4,096 = 3,211,264 B (the state padded by 4,096 B); groups of 16: 1 attention + 3
+// state groups, so a block of the pool costs 16 pages and the reported token count divides the
+// pool by 4 groups; a 32,768-token request takes cdiv(32,768, 784) = 42 attention blocks + 3 state.
+TEST(VllmHybridPages, RecurrentStateIsPagedLikeAttention) {
+  const ModelConfig m = resolve_model("qwen3.5-27b");
+  ServingConfig cfg;
+  cfg.max_model_len = 32768;
+  const MemoryPlan plan = plan_memory(m, resolve_gpu("h100-sxm"), KvScheme{}, {}, cfg);
+  constexpr int64_t kPage = 3211264;
+  ASSERT_TRUE(plan.fits);
+  EXPECT_EQ(plan.tokens_per_block, 784);
+  EXPECT_EQ(plan.kv_scheme.state_page_bytes, kPage);
+  EXPECT_EQ(plan.block_bytes, 64 * kPage);
+  const int64_t pool_blocks = plan.kv_budget_bytes / (16 * kPage);
+  EXPECT_EQ(plan.kv_cache_tokens, pool_blocks / 4 * 784);  // "GPU KV cache size"
+  EXPECT_DOUBLE_EQ(plan.max_concurrency, static_cast<double>(pool_blocks) / (42 + 3));
+  EXPECT_EQ(plan.request_bytes_at_max_len, 42 * 784 * int64_t{4096} * 16 + 48 * kPage);
+  EXPECT_EQ(plan.requests_at_max_len, plan.kv_budget_bytes / plan.request_bytes_at_max_len);
+  // The layout the answer and the simulator page with holds the padded state.
+  const KvLayout layout = build_kv_layout(m, plan.kv_scheme, {});
+  EXPECT_EQ(layout.state_bytes_per_request(), 48 * kPage);
+}
+
+// vllm-project/vllm#40691 (vLLM 0.19.0, Qwen3.5-27B on one H20, max_model_len 32,768) prints
+// "GPU KV cache size: 290,864 tokens" and "Maximum concurrency for 32,768 tokens per request:
+// 33.04x". Its KV memory is not printed, but both figures follow from one pool size under the
+// page rule: 290,864 = 371 x 784 (the 784-token block), so the pool holds 4 x 371 .. 4 x 371 + 3
+// blocks, and 1,487 / (42 + 3) = 33.04 (1,484 .. 1,486 give 32.98 .. 33.02).
+TEST(VllmHybridPages, ReproducesThePublishedQwen35Log) {
+  const ModelConfig m = resolve_model("qwen3.5-27b");
+  KvScheme s;
+  s.tokens_per_block = 784;
+  s.state_page_bytes = 784 * 4096;
+  const KvLayout layout = build_kv_layout(m, s, {});
+  const VllmKvGroups groups = vllm_v1_kv_groups(layout);
+  ASSERT_EQ(groups.num_groups(), 4);
+  EXPECT_EQ(groups.group_size, 16);
+  const int64_t pool = 1487;
+  EXPECT_EQ(pool / groups.num_groups() * 784, 290864);
+  EXPECT_EQ(fmt::format("{:.2f}", vllm_v1_hybrid_max_concurrency(groups, pool, 784, 32768, 8192)), "33.04");
+  const VllmHybridPages pages = vllm_v1_hybrid_pages(build_kv_layout(m, KvScheme{}, {}), false, 16);
+  EXPECT_EQ(pages.block_tokens, 784);
+  EXPECT_EQ(pages.state_bytes, 3207168);
+}
+
+TEST(VllmHybridPages, OnlyVllmV1RaisesTheBlockAndALargerUserBlockStays) {
+  const ModelConfig m = resolve_model("qwen3.5-27b");
+  const GpuSpec gpu = resolve_gpu("h100-sxm");
+  ServingConfig cfg;
+  cfg.max_model_len = 32768;
+  KvScheme big;
+  big.tokens_per_block = 1024;  // already holds the state: vLLM keeps the user's block
+  const MemoryPlan kept = plan_memory(m, gpu, big, {}, cfg);
+  EXPECT_EQ(kept.tokens_per_block, 1024);
+  EXPECT_EQ(kept.kv_scheme.state_page_bytes, 1024 * 4096);
+  ServingConfig sglang = cfg;
+  sglang.engine = Engine::kSglang;
+  EXPECT_EQ(plan_memory(m, gpu, KvScheme{}, {}, sglang).kv_scheme.state_page_bytes, 0);
+  ServingConfig old = cfg;
+  old.version = EngineVersion{0, 9, 2};
+  const MemoryPlan before = plan_memory(m, gpu, KvScheme{}, {}, old);
+  EXPECT_EQ(before.tokens_per_block, 16);
+  EXPECT_EQ(before.kv_scheme.state_page_bytes, 0);
+  // A model without recurrent layers keeps its block.
+  EXPECT_EQ(plan_memory(resolve_model("llama-3.1-8b"), gpu, KvScheme{}, {}, cfg).tokens_per_block, 16);
 }
 
 TEST(Issue24Deployments, SglangDsaPoolCountsTheIndexer) {

@@ -51,6 +51,10 @@ struct KvScheme {
   // value stores per-head K and V, each padded to this head size, the way vLLM did before its MLA
   // cache (<= 0.7.0: 256). Set by the engine accounting, not by users.
   int mla_expanded_head_dim = 0;
+  // Hybrid models under vLLM V1: each recurrent layer's state is stored in one page of the
+  // attention layers' size, this many bytes (its state padded up to it). 0: the state's own size.
+  // Set by the engine accounting, not by users.
+  int64_t state_page_bytes = 0;
 
   std::string describe() const;  // e.g. "int4 g32 asym, paged b16, H2O budget 1024"
 };

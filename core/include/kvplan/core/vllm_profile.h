@@ -43,8 +43,23 @@ int64_t widest_intermediate_elems(const ModelConfig& model, const Parallelism& p
 // (a single attention type, or page sizes that differ).
 int vllm_v1_padded_kv_layers(const KvLayout& layout);
 
+// vLLM V1's page rule for a model with both attention and recurrent-state layers
+// (model_executor/models/config.py HybridAttentionMambaModelConfig, the path without prefix
+// caching): the attention block is raised to the smallest multiple of the kernel alignment (16
+// tokens; 64 for MLA; 32 for head_dim 256 on Blackwell) whose page holds one layer's state, and
+// the state is padded to that page. Zero block when the layout has not both kinds.
+struct VllmHybridPages {
+  int block_tokens = 0;       // the attention block size vLLM sets ("Setting attention block size to N tokens")
+  int alignment = 16;         // tokens
+  int64_t state_bytes = 0;    // one recurrent layer's state, per request, before padding
+  int64_t page_bytes = 0;     // block_tokens x one attention layer's bytes per token
+};
+VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int user_block_tokens);
+
 // The groups that rule builds: `group_size` layers per group and, per attention type, its window
-// and how many groups it fills. Empty `types` when the rule does not apply.
+// and how many groups it fills. Recurrent-state layers (Mamba, linear attention) form a type of
+// their own when their state fills one attention page exactly (KvScheme::state_page_bytes).
+// Empty `types` when the rule does not apply.
 struct VllmKvGroups {
   struct Type {
     LayerKind kind = LayerKind::kFullAttention;
@@ -63,7 +78,8 @@ VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout);
 // where a full-attention group takes cdiv(max_model_len, block) and a sliding group
 // cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1
 // (SlidingWindowSpec.max_memory_usage_bytes: "+1 because the window may not start at a block
-// boundary"). Returns 0 when a type is neither (chunked local attention keeps the plain rule).
+// boundary"), and a recurrent-state group one block (MambaSpec's block is max_model_len tokens).
+// Returns 0 for any other type (chunked local attention keeps the plain rule).
 double vllm_v1_hybrid_max_concurrency(const VllmKvGroups& groups, int64_t vllm_blocks, int tokens_per_block,
                                       int64_t max_model_len, int64_t max_num_batched_tokens);
 
