@@ -14,6 +14,10 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/model_config.h"
+#include "kvplan/core/parallelism.h"
+#include "kvplan/core/param_count.h"
+#include "kvplan/core/presets.h"
 #include "serving_split.h"
 
 namespace kvplan::bench {
@@ -361,6 +365,38 @@ void exclude_repeated_measurements(std::vector<ServingCase>& cases) {
   }
 }
 
+// A vLLM run recorded with its experts split by tensor parallelism alone (moe tp = tp, ep 1) on a
+// checkpoint whose block-scaled experts vLLM cannot split that way: each GPU's expert width is not a
+// multiple of block_n, and vLLM stops at load ("The output_size of gate's and up's weight = 192 is
+// not divisible by weight quantization block_n = 128"; fp8.py Fp8MoEMethod.create_weights). The fix
+// vLLM's users apply, and the only way such a run starts, is --enable-expert-parallel: public reports
+// for MiniMax-M2.5 on 8 x H200 and MiniMax-M2.7 on A100 with vLLM 0.19 say so. Such a row is read as
+// expert parallelism over its tp GPUs; the note says why. Empty when the recorded split is one vLLM
+// starts, or when expert parallelism would be refused as well.
+std::string expert_parallel_only_split(const std::string& preset, PoolColumns& p) {
+  if (p.attention_dp != 1 || p.moe_ep != 1 || p.tp <= 1 || p.moe_tp != p.tp) return "";
+  const ModelConfig m = resolve_model(preset);
+  const WeightFormat weights{DType::kBF16, m.quantization};
+  const Parallelism tp_only{.tensor_parallel = static_cast<int>(p.tp)};
+  Parallelism ep = tp_only;
+  ep.expert_parallel = true;
+  try {
+    validate_split(m, tp_only, weights);
+    return "";  // vLLM starts the split as recorded
+  } catch (const ConfigError& refused) {
+    try {
+      validate_split(m, ep, weights);
+    } catch (const ConfigError&) {
+      return "";
+    }
+    const std::string was = p.describe();
+    p.moe_tp = 1;
+    p.moe_ep = p.tp;
+    return fmt::format("recorded {}, which vLLM refuses to start ({}); read as {} (--enable-expert-parallel)", was,
+                       refused.what(), p.describe());
+  }
+}
+
 }  // namespace
 
 std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu) {
@@ -399,7 +435,7 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     const std::string conc_text = number_after(src, "silicon_concurrency");
     c.concurrency = conc_text.empty() ? batch : leading_int(conc_text);
     if (conc_text.empty()) add_note(c, fmt::format("no silicon_concurrency: concurrency = batch_size {}", batch));
-    const PoolColumns agg = pool_columns(r, "", path);
+    PoolColumns agg = pool_columns(r, "", path);
     const PoolColumns prefill = disagg ? pool_columns(r, "prefill_", path) : PoolColumns{};
     const PoolColumns decode = disagg ? pool_columns(r, "decode_", path) : PoolColumns{};
     c.deployment = disagg ? "disagg" : agg.attention_dp > 1 ? "attention DP" : "agg";
@@ -453,6 +489,9 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     }
 
     const bool moe = is_moe_preset(*preset_id);
+    if (!disagg && moe && c.engine == "vllm") {
+      if (const std::string read = expert_parallel_only_split(*preset_id, agg); !read.empty()) add_note(c, read);
+    }
     if (!disagg) {
       const std::string why = pool_flags(agg, moe, c.memory_flags);
       if (c.why_not.empty()) c.why_not = why;

@@ -156,6 +156,32 @@ TEST(ServingCases, SplitMultipliedIntoTheColumnsIsReadAsTheIdSays) {
   EXPECT_FALSE(cases[3].excluded);
 }
 
+TEST(ServingCases, ASplitVllmRefusesIsReadAsTheExpertParallelismItNeeds) {
+  // MiniMax-M2.5's FP8 experts (moe_intermediate_size 1,536, 128 x 128 blocks) at tp 8 are 192
+  // wide per GPU: vLLM stops at load, so a vLLM row recorded as moe tp 8, ep 1 ran with
+  // --enable-expert-parallel. At tp 4 (384 per GPU) pure TP starts and the row stays as recorded;
+  // another engine's row is not reinterpreted.
+  const std::string tp8 =
+      "m_c16,silicon_concurrency=16,vllm,0.18.0,MiniMaxAI/MiniMax-M2.5,h200_sxm,fp8,agg,1024,1024,"
+      "fp8,fp8_block,16,8,1,1,8,1,,,,,,,,,,,,,,,150.0,12.0\n";
+  const std::string tp4 =
+      "n_c16,silicon_concurrency=16,vllm,0.16.0,MiniMaxAI/MiniMax-M2.5,h200_sxm,fp8,agg,1024,1024,"
+      "fp8,fp8_block,16,4,1,1,4,1,,,,,,,,,,,,,,,150.0,12.0\n";
+  const std::string trtllm =
+      "o_c16,silicon_concurrency=16,trtllm,1.1.0rc2,MiniMaxAI/MiniMax-M2.5,h200_sxm,fp8,agg,1024,1024,"
+      "fp8,fp8_block,16,8,1,1,8,1,,,,,,,,,,,,,,,150.0,12.0\n";
+  const std::vector<ServingCase> cases = read_aiconfigurator_e2e(write_csv("ep_only.csv", tp8 + tp4 + trtllm));
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].why_not, "");
+  EXPECT_EQ(cases[0].memory_flags.at("tensor-parallel-size"), "8");
+  EXPECT_EQ(cases[0].memory_flags.at("enable-expert-parallel"), "true");
+  EXPECT_NE(cases[0].notes.find("which vLLM refuses to start"), std::string::npos) << cases[0].notes;
+  EXPECT_NE(cases[0].notes.find("moe tp 1 ep 8"), std::string::npos) << cases[0].notes;
+  EXPECT_EQ(cases[1].memory_flags.count("enable-expert-parallel"), 0u);
+  EXPECT_EQ(cases[1].notes.find("vLLM refuses"), std::string::npos) << cases[1].notes;
+  EXPECT_EQ(cases[2].memory_flags.count("enable-expert-parallel"), 0u);
+}
+
 TEST(ServingCases, OnlyTheSameMeasurementOfTheSameRunIsARepeat) {
   // Same run settings and measurement: a repeat. Another concurrency, or another TTFT: not one.
   const std::string path = write_csv("repeats.csv", agg_row("r1_c4", 4, 1024) + agg_row("r2_c4", 4, 1024) +

@@ -221,6 +221,25 @@ class ReadmeExampleTest(unittest.TestCase):
         self.assertEqual(len(r.stdout.splitlines()), 2)
 
 
+@unittest.skipUnless(CLI, "KVPLAN_CLI not set")
+class ReadmePlanExampleTest(unittest.TestCase):
+    def test_the_readme_plan_output_is_what_kvplan_prints(self):
+        # The README shows the `kvplan plan` example's answer lines; a change to the serving terms
+        # or the search must update them (they went stale once, unnoticed).
+        with open("README.md") as f:
+            readme = f.read()
+        command = next(line.strip() for line in readme.splitlines()
+                       if line.strip().startswith("build/cli/kvplan plan --model llama-3.1-70b"))
+        shown = [line.strip() for line in readme.splitlines()
+                 if line.strip().startswith(("cheapest deployment for", "each replica serves"))]
+        self.assertEqual(len(shown), 2, shown)
+        r = cli(*command.split()[1:])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        printed = [line.strip() for line in r.stdout.splitlines()]
+        for line in shown:
+            self.assertIn(line, printed)
+
+
 class SweepExampleTest(unittest.TestCase):
     def test_writes_a_png(self):
         example = os.path.join("examples", "sweep_kv_dtypes.py")
