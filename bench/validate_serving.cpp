@@ -14,12 +14,14 @@
 // and kvplan's default step costs (the GPU's published profile, data/profiles/<gpu>.json, with the
 // engine's custom all-reduce; --profile auto|published|datasheet|FILE to compare another source).
 // Mean TTFT and TPOT are compared with the measured ones. Rows whose own measurements contradict
-// a closed-loop steady state (serving_consistency.h: Little's law against the same sweep) are
-// listed as not expressible, with the numbers, before anything is simulated.
+// a closed-loop steady state (serving_consistency.h: Little's law against the same sweep), or
+// whose throughput needs more decoder linear-layer work per GPU than the fastest GEMM in the GPU's
+// published table (serving_compute.h), are listed as not expressible, with the numbers, before
+// anything is simulated.
 //
 // Runs kvplan refuses to simulate are misses in every table (serving_errors.h); runs whose record is
-// at fault (contradicts its own sweep, or lacks the prefill/decode worker counts) are listed, not
-// scored.
+// at fault (contradicts its own sweep, needs more compute than the GPU has shown, or lacks the
+// prefill/decode worker counts) are listed, not scored.
 //
 // The per-engine serving terms (serving_overheads.h) are fitted here on half of the sweeps of BOTH
 // GPUs (serving_split.h: a run and every run differing from it only in concurrency fall in the same
@@ -75,6 +77,7 @@
 #include "kvplan/sim/time.h"
 #include "serving_band.h"
 #include "serving_cases.h"
+#include "serving_compute.h"
 #include "serving_consistency.h"
 #include "serving_errors.h"
 #include "serving_fit.h"
@@ -235,6 +238,7 @@ int main(int argc, char** argv) {
       cases.insert(cases.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     }
     mark_inconsistent_runs(cases);  // before any simulation: measured numbers only
+    mark_runs_beyond_compute(cases, fastest_published_gemm(data + "/measurements/aiconfigurator_vllm_gemm_h100_h200.csv"));
     if (trtllm_aic) apply_trtllm_aic_schedule(cases);
     if (!engine_flag.empty()) {
       // Each engine's terms are fitted on its own rows, so one engine's fit is the same alone.
