@@ -459,6 +459,27 @@ TEST(VllmHybridPages, ReproducesThePublishedQwen35Log) {
   EXPECT_EQ(pages.state_bytes, 3207168);
 }
 
+// Two public vLLM start-up logs print the rule's two lines, both at TP 1 with the KV cache in the
+// model's 16-bit dtype: vLLM 0.19.1 serving Qwen3.5-27B (a W4A16 checkpoint; the KV and state
+// shapes are the model's) prints "Setting attention block size to 784 tokens" and "Padding mamba
+// page size by 0.13%"; vLLM 0.18.1rc1 serving Qwen3.5-35B-A3B (AWQ, fp16; ROCm/ROCm#6055) prints
+// 1056 and 0.76%. Qwen3.5-35B-A3B: 2 KV heads x 2 x 256 x 2 B = 2,048 B per token per layer; state
+// 3 x (2*16*128 + 32*128) * 2 B = 49,152 + 32 x 128 x 128 x 4 B = 2,097,152 -> 2,146,304 B;
+// 16 * cdiv(2,146,304, 16 * 2,048) = 1,056 tokens, page 2,162,688 B, padding 0.76%.
+TEST(VllmHybridPages, ReproducesThePublishedStartUpLines) {
+  struct Case {
+    const char* model;
+    int block;
+    const char* padding;
+  };
+  for (const Case& c : {Case{"qwen3.5-27b", 784, "0.13"}, Case{"qwen3.5-35b-a3b", 1056, "0.76"}}) {
+    const VllmHybridPages pages = vllm_v1_hybrid_pages(build_kv_layout(resolve_model(c.model), KvScheme{}, {}), false, 16);
+    EXPECT_EQ(pages.block_tokens, c.block) << c.model;
+    const double padding = 100.0 * static_cast<double>(pages.page_bytes - pages.state_bytes) / static_cast<double>(pages.state_bytes);
+    EXPECT_EQ(fmt::format("{:.2f}", padding), c.padding) << c.model;
+  }
+}
+
 TEST(VllmHybridPages, OnlyVllmV1RaisesTheBlockAndALargerUserBlockStays) {
   const ModelConfig m = resolve_model("qwen3.5-27b");
   const GpuSpec gpu = resolve_gpu("h100-sxm");
