@@ -3,53 +3,26 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
-#include "kvplan/core/error.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
+#include "serving_csv.h"
 
 namespace kvplan::bench {
 
-namespace {
-
-// One CSV line's fields (no quoting in these tables); a CRLF line's '\r' is dropped.
-std::vector<std::string> split_commas(std::string line) {
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  std::vector<std::string> out;
-  std::stringstream s(line);
-  std::string field;
-  while (std::getline(s, field, ',')) out.push_back(field);
-  return out;
-}
-
-}  // namespace
-
 GemmCeilings fastest_published_gemm(const std::string& csv_path) {
-  std::ifstream in(csv_path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot be read", csv_path));
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = split_commas(line);
-  auto column = [&](const char* name) {
-    auto it = std::find(header.begin(), header.end(), name);
-    if (it == header.end()) throw ConfigError(fmt::format("{}: no column '{}'", csv_path, name));
-    return static_cast<size_t>(it - header.begin());
-  };
-  const size_t gpu = column("gpu"), dtype = column("gemm_dtype"), m = column("m"), n = column("n"), k = column("k"),
-               ms = column("latency_ms");
   GemmCeilings out;
-  while (std::getline(in, line)) {
-    const std::vector<std::string> f = split_commas(line);
-    if (f.size() != header.size()) throw ConfigError(fmt::format("{}: a row of {} fields under {} columns", csv_path, f.size(), header.size()));
-    const std::string preset = f[gpu] == "h100_sxm" ? "h100-sxm" : f[gpu] == "h200_sxm" ? "h200" : "";
-    const std::string kind = f[dtype] == "bfloat16" ? "bf16" : f[dtype] == "fp8" ? "fp8" : "";
+  for (const Record& r : read_csv(csv_path)) {
+    const std::string& gpu = field(r, "gpu", csv_path);
+    const std::string& dtype = field(r, "gemm_dtype", csv_path);
+    const std::string preset = gpu == "h100_sxm" ? "h100-sxm" : gpu == "h200_sxm" ? "h200" : "";
+    const std::string kind = dtype == "bfloat16" ? "bf16" : dtype == "fp8" ? "fp8" : "";
     if (preset.empty() || kind.empty()) continue;
-    const double flops = 2.0 * std::stod(f[m]) * std::stod(f[n]) * std::stod(f[k]);
-    const double tflops = flops / (std::stod(f[ms]) * 1e-3) / 1e12;
+    const double flops = 2.0 * std::stod(field(r, "m", csv_path)) * std::stod(field(r, "n", csv_path)) *
+                         std::stod(field(r, "k", csv_path));
+    const double tflops = flops / (std::stod(field(r, "latency_ms", csv_path)) * 1e-3) / 1e12;
     double& best = out[preset + "|" + kind];
     best = std::max(best, tflops);
   }

@@ -199,12 +199,10 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
         v.text(), m.mla.kv_lora_rank + m.mla.qk_rope_head_dim));
   }
   KvLayout layout = build_kv_layout(m, s, p, stage);
-  bool state_paged = false;
   if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10)) {
     // Attention and recurrent-state layers share one page size (vllm_profile.h VllmHybridPages).
     const VllmHybridPages pages = vllm_v1_hybrid_pages(layout, gpu_is_sm100(gpu), s.tokens_per_block);
     if (pages.block_tokens > 0) {
-      state_paged = true;
       s.tokens_per_block = pages.block_tokens;
       if (pages.page_bytes > pages.state_bytes) s.state_page_bytes = pages.page_bytes;
       layout = build_kv_layout(m, s, p, stage);
@@ -390,12 +388,16 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
 
   plan.tokens_per_block = s.tokens_per_block;
   plan.block_bytes = layout.engine_block_bytes();
-  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10)) {
-    // Hybrid allocator: layer groups padded to a common size (vllm_profile.h).
-    const int padded = vllm_v1_padded_kv_layers(layout);
+  // vLLM V1's hybrid allocator: layer groups of one page size (vllm_profile.h); empty otherwise.
+  const VllmKvGroups groups =
+      c.engine == Engine::kVllm && v1 && v.at_least(0, 10) ? vllm_v1_kv_groups(layout) : VllmKvGroups{};
+  // Recurrent layers are in the groups only when their state was paged like attention (above).
+  const bool state_grouped = std::any_of(groups.types.begin(), groups.types.end(),
+                                         [](const VllmKvGroups::Type& t) { return !holds_kv_per_token(t.kind); });
+  if (!groups.types.empty()) {
+    const int padded = groups.num_groups() * groups.group_size;
     const int layers = layout.num_kv_layers();
-    // Recurrent layers join the groups when their state was paged like attention (above).
-    const int state_layers = state_paged ? layout_state_layers(layout) : 0;
+    const int state_layers = state_grouped ? layout_state_layers(layout) : 0;
     if (padded > layers && layers > 0) {
       plan.block_bytes = plan.block_bytes / layers * padded;
       if (padded > layers + state_layers) {
@@ -408,7 +410,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
         plan.notes.push_back(fmt::format(
             "vLLM's hybrid KV allocator groups the {} attention and {} recurrent layers {} to a group: a block of the "
             "pool is {} layer pages, and every request holds one of them per recurrent group for its state",
-            layers, state_layers, padded / vllm_v1_kv_groups(layout).num_groups(), padded));
+            layers, state_layers, groups.group_size, padded));
       }
     }
   }
@@ -454,13 +456,12 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     } else {
       plan.max_concurrency = static_cast<double>(plan.num_blocks) / static_cast<double>(blocks_per_request);
     }
-    if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10) && layout.num_kv_layers() > 0) {
+    if (!groups.types.empty() && layout.num_kv_layers() > 0) {
       // Hybrid allocator (vllm_profile.h): its pool counts blocks of one group's page each, and a
       // request's sliding-window groups take only their window's blocks, so the concurrency vLLM
       // prints is not the pool's tokens over max_model_len.
-      const VllmKvGroups groups = vllm_v1_kv_groups(layout);
       const int64_t page = layout.engine_block_bytes() / layout.num_kv_layers();
-      if (!groups.types.empty() && page > 0) {
+      if (page > 0) {
         const int64_t vllm_blocks = plan.kv_budget_bytes / (page * groups.group_size);
         const double concurrency = vllm_v1_hybrid_max_concurrency(groups, vllm_blocks, s.tokens_per_block,
                                                                   plan.max_model_len, plan.max_num_batched_tokens);
@@ -475,7 +476,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
                                  "max_model_len) tokens' worth + 1",
                                  plan.max_num_batched_tokens);
           }
-          if (state_paged) rules += ", a recurrent-state group one block";
+          if (state_grouped) rules += ", a recurrent-state group one block";
           plan.notes.push_back(fmt::format(
               "vLLM's maximum concurrency for this hybrid layout: its pool of {} blocks ({} groups of {} layers share "
               "it) over the blocks one {}-token request takes in every group{} "
