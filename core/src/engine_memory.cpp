@@ -496,7 +496,10 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
         gib(plan.request_bytes_at_max_len), gib(plan.kv_budget_bytes)));
   }
   if (state > 0) {
-    plan.notes.push_back(fmt::format("recurrent state: {} per request on this GPU, independent of length", gib(state)));
+    plan.notes.push_back(fmt::format("recurrent state: {} per request on this GPU, independent of length; "
+                                     "the SSM / linear-attention state in {}{}",
+                                     gib(state), dtype_name(s.state_dtype),
+                                     s.state_dtype_source.empty() ? "" : ": " + s.state_dtype_source));
   }
   if (s.eviction != Eviction::kNone) {
     plan.notes.push_back("token eviction caps each request's KV; its effect on output quality is not modelled");

@@ -69,6 +69,32 @@ using Parser = ModelConfig (*)(const JsonFields&, ModelConfig);
 ModelConfig parse_llama(const JsonFields& f, ModelConfig m) { return internal::parse_llama_like(f, std::move(m), false); }
 ModelConfig parse_qwen2(const JsonFields& f, ModelConfig m) { return internal::parse_llama_like(f, std::move(m), true); }
 
+// `mamba_ssm_dtype`, from text_config when that declares it, else from the top level (the order
+// SGLang's configs/mamba_utils.py mamba2_state_dtype reads them; vLLM reads the text config).
+void read_declared_state_dtype(const JsonFields& f, ModelConfig& m) {
+  std::string field = "mamba_ssm_dtype";
+  json value;
+  if (f.has("text_config") && f.raw("text_config").is_object() && f.raw("text_config").contains(field) &&
+      !f.raw("text_config")[field].is_null()) {
+    value = f.raw("text_config")[field];
+    field = "text_config.mamba_ssm_dtype";
+  } else if (f.has(field)) {
+    value = f.raw(field);
+  } else {
+    return;
+  }
+  const std::string text = internal::json_value_text(value);
+  if (text == "float32") {
+    m.declared_state_dtype = DType::kF32;
+  } else if (text == "bfloat16") {
+    m.declared_state_dtype = DType::kBF16;
+  } else if (text == "float16") {
+    m.declared_state_dtype = DType::kF16;
+  } else {
+    f.fail(field, text, "must be float32, bfloat16 or float16 (the recurrent state dtypes the engines accept)");
+  }
+}
+
 // model_type -> parser. Every entry is a family whose parameter layout kvplan enumerates exactly.
 const std::vector<std::pair<std::string, Parser>>& families() {
   static const std::vector<std::pair<std::string, Parser>> table = {
@@ -169,6 +195,7 @@ ModelConfig parse_model_config(const json& config, std::string_view id, const Mo
   for (const auto& [name, parser] : families()) {
     if (name == type) {
       m = parser(f, std::move(m));
+      read_declared_state_dtype(f, m);
       internal::check_bounds(f, m);
       internal::read_quantization(f, m);
       return m;

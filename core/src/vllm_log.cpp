@@ -120,6 +120,10 @@ void read_settings(const std::string& line, VllmLog& log) {
   static const Pattern pp{R"((?:pipeline_parallel_size|pipeline-parallel-size)['"]?\s*[=:\s]\s*([0-9]+))", {"pipeline_parallel_size", "pipeline-parallel-size"}};
   static const Pattern dtype{R"((?:^|[\s,{'])dtype['"]?\s*[=:\s]\s*['"]?(?:torch\.)?([a-z0-9]+))", {"dtype"}};
   static const Pattern kv_dtype{R"((?:kv_cache_dtype|kv-cache-dtype)['"]?\s*[=:\s]\s*['"]?([a-z0-9_]+))", {"kv_cache_dtype", "kv-cache-dtype"}};
+  // vLLM / TensorRT-LLM flag, and SGLang's ServerArgs repr (mamba_ssm_dtype=None when unset).
+  static const Pattern state_dtype{R"((?:mamba_ssm_cache_dtype|mamba-ssm-cache-dtype)['"]?\s*[=:\s]\s*['"]?([a-z0-9_]+))", {"mamba_ssm_cache_dtype", "mamba-ssm-cache-dtype"}};
+  // SGLang's ServerArgs repr (mamba_ssm_dtype=None when unset, which this does not match).
+  static const Pattern sg_state_dtype{R"((?:^|[\s,(])mamba_ssm_dtype=['"]?([a-z0-9_]+))", {"mamba_ssm_dtype="}};
   static const Pattern quant{R"((?:^|[\s,])quantization['"]?\s*[=:\s]\s*['"]?([A-Za-z0-9_-]+))", {"quantization"}};
   static const Pattern block{R"((?:block_size|block-size)['"]?\s*[=:\s]\s*([0-9]+))", {"block_size", "block-size"}};
   static const Pattern seqs{R"((?:max_num_seqs|max-num-seqs)['"]?\s*(?:[=:\s]|to)\s*([0-9]+))", {"max_num_seqs", "max-num-seqs"}};
@@ -139,6 +143,8 @@ void read_settings(const std::string& line, VllmLog& log) {
   set_if(log.pipeline_parallel_size, find(line, pp));
   set_if(log.dtype, find(line, dtype));
   set_if(log.kv_cache_dtype, find(line, kv_dtype));
+  set_if(log.mamba_ssm_cache_dtype, find(line, state_dtype));
+  set_if(log.mamba_ssm_cache_dtype, find(line, sg_state_dtype));
   set_if(log.quantization, find(line, quant));
   set_if(log.block_size, find(line, block));
   set_if(log.max_num_seqs, find(line, seqs));

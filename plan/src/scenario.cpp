@@ -6,6 +6,7 @@
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/core/recurrent_state_dtype.h"
 
 namespace kvplan::plan {
 
@@ -88,7 +89,11 @@ ResolvedScenario resolve(const Scenario& in) {
   }
   k.low_rank = kv.low_rank;
   k.cross_layer_share = kv.cross_layer_share;
-  k.state_dtype = kv.mamba_ssm_cache_dtype ? *kv.mamba_ssm_cache_dtype : act;
+  const RecurrentStateDtype state = kv.mamba_ssm_cache_dtype
+                                        ? chosen_state_dtype(s.model, c.engine, act, *kv.mamba_ssm_cache_dtype)
+                                        : engine_state_dtype(s.model, c.engine, act);
+  k.state_dtype = state.dtype;
+  k.state_dtype_source = state.source;
 
   c.max_model_len = in.engine.max_model_len;
   c.gpu_memory_utilization = in.engine.gpu_memory_utilization;

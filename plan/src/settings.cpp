@@ -424,7 +424,9 @@ std::vector<Setting> build_settings() {
   t.push_back(choice<&Scenario::kv_cache, &KvCacheSettings::mamba_ssm_cache_dtype>(
       {"mamba-ssm-cache-dtype", "kv_cache", "mamba_ssm_cache_dtype", "name",
        "State dtype of Mamba / linear-attention layers (vLLM --mamba-ssm-cache-dtype)",
-       "auto means the activation dtype"},
+       "auto means the engine's rule for the model: vLLM the model dtype (Qwen3.5: its config's "
+       "mamba_ssm_dtype), SGLang the config's mamba_ssm_dtype else fp32, TensorRT-LLM the config's else the "
+       "model dtype"},
       kKvDtypes, {"fp32", "bf16", "fp16"}, "auto", nullptr,
       dtype_spellings({DType::kBF16, DType::kF16, DType::kF32, DType::kFp8E4M3, DType::kFp8E5M2, DType::kInt8,
                        DType::kInt4, DType::kInt2})));

@@ -47,6 +47,7 @@ struct KvScheme {
   int low_rank = 0;            // 0: off
   int cross_layer_share = 1;   // 1: off
   DType state_dtype = DType::kF32;  // SSM / linear-attention recurrent state
+  std::string state_dtype_source;   // why state_dtype (recurrent_state_dtype.h); shown with the state
   // MLA models only: 0 stores the latent (kv_lora_rank + qk_rope_head_dim per token). A positive
   // value stores per-head K and V, each padded to this head size, the way vLLM did before its MLA
   // cache (<= 0.7.0: 256). Set by the engine accounting, not by users.

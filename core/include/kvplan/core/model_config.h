@@ -182,6 +182,9 @@ struct ModelConfig {
   int rotary_dim = 0;          // width of the RoPE cos/sin cache rows (0: no RoPE)
   RopeScaling rope_scaling;
   DType dtype = DType::kBF16;  // torch_dtype of the checkpoint
+  // The recurrent state dtype the checkpoint asks for (config `mamba_ssm_dtype`, text_config's
+  // first); whether an engine reads it is the engine's rule (recurrent_state_dtype.h).
+  std::optional<DType> declared_state_dtype;
   AttentionShape attention;
   MlaShape mla;
   LinearAttentionShape linear;

@@ -39,6 +39,7 @@ struct VllmLog {
   std::optional<int> pipeline_parallel_size;
   std::optional<std::string> dtype;
   std::optional<std::string> kv_cache_dtype;
+  std::optional<std::string> mamba_ssm_cache_dtype;  // recurrent state dtype flag (SGLang: mamba_ssm_dtype)
   std::optional<std::string> quantization;
   std::optional<int> block_size;
   std::optional<int> max_num_seqs;

@@ -112,7 +112,7 @@ struct KvCacheSettings {
   int32_t streaming_window_tokens = 0;
   int32_t low_rank = 0;
   int32_t cross_layer_share = 1;
-  std::optional<DType> mamba_ssm_cache_dtype = DType::kF32;  // nullopt: the activation dtype
+  std::optional<DType> mamba_ssm_cache_dtype;  // nullopt ("auto"): the engine's rule (recurrent_state_dtype.h)
   std::optional<sim::KvPolicy> policy;   // simulated KV manager; nullopt: from the scheduler
   std::optional<bool> enable_prefix_caching;  // nullopt: the engine's default (simulate.cpp)
   double capacity_gib = 0;               // > 0: the KV pool per replica instead of the engine's
