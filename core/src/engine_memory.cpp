@@ -263,17 +263,31 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
                                    "probabilities)",
                                    batched, last_stage ? max_seqs : 0)};
 
-  // CUDA graphs: vLLM captures batch sizes 1, 2, 4, 8..248 step 8, 256..max step 16 (max =
-  // min(max_num_seqs, 512)); each graph keeps a private pool (~12 MiB, two capture modes in
-  // recent versions) and the largest holds its activations. Outside vLLM's budget in the
-  // versions modelled (shown, not subtracted).
+  // CUDA graphs: vLLM captures batch sizes 1, 2, 4, 8..248 step 8, 256..max step 16; each graph
+  // keeps a private pool (~6 MiB) and the largest holds its activations. Before 0.21 the largest
+  // size is min(max_num_seqs, 512) and two capture modes (~12 MiB per size) are outside vLLM's
+  // budget (shown, not subtracted). From 0.21 (config/vllm.py _set_cudagraph_sizes) the largest
+  // is min(2 x max_num_seqs, 512, max_num_batched_tokens) for the piecewise graphs and the full
+  // (decode) graphs take the sizes up to max_num_seqs; vLLM subtracts its estimate of them
+  // (gpu_model_runner.py profile_cudagraph_memory: per mode the largest capture plus (n - 1) x
+  // the next one's).
+  auto capture_sizes = [](int64_t largest) {
+    int64_t n = (largest >= 1 ? 1 : 0) + (largest >= 2 ? 1 : 0) + (largest >= 4 ? 1 : 0);
+    if (largest >= 8) n += (std::min<int64_t>(largest, 248) - 8) / 8 + 1;
+    if (largest >= 256) n += (largest - 256) / 16 + 1;
+    return n;
+  };
+  const bool graphs_profiled = c.engine == Engine::kVllm && prof.v1 && v.at_least(0, 21);
   int64_t graphs = 0;
+  int64_t graph_count = 0;
   if (!c.enforce_eager) {
     int64_t largest = std::min<int64_t>(max_seqs, 512);
-    int64_t sizes = (largest >= 1 ? 1 : 0) + (largest >= 2 ? 1 : 0) + (largest >= 4 ? 1 : 0);
-    if (largest >= 8) sizes += (std::min<int64_t>(largest, 248) - 8) / 8 + 1;
-    if (largest >= 256) sizes += (largest - 256) / 16 + 1;
-    graphs = sizes * 12 * kMiB + vllm_activation_peak_bytes(m, p, largest, 0);
+    graph_count = 2 * capture_sizes(largest);
+    if (graphs_profiled) {
+      largest = std::min<int64_t>({int64_t{2} * max_seqs, 512, batched});
+      graph_count = capture_sizes(largest) + capture_sizes(std::min<int64_t>(max_seqs, largest));
+    }
+    graphs = graph_count * 6 * kMiB + vllm_activation_peak_bytes(m, p, largest, 0);
   }
 
   const int64_t fixed = layout.fixed_bytes();
@@ -315,9 +329,18 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
                   "processes' memory: subtracted from total x gpu_memory_utilization"));
       }
       if (!c.enforce_eager) {
-        plan.terms.push_back({"cuda_graphs", "CUDA graphs", graphs, false,
-                              "estimate: captured decode graphs; vLLM takes it from the "
-                              "(1 - gpu_memory_utilization) headroom, not from the KV budget"});
+        if (graphs_profiled) {
+          plan.terms.push_back({"cuda_graphs", "CUDA graphs (vLLM's estimate)", graphs, true,
+                                fmt::format("estimate of vLLM's own CUDA-graph estimate ({} graphs, piecewise and full, "
+                                            "~6 MiB each, plus the largest one's activations); vLLM >= 0.21 subtracts it "
+                                            "from the KV budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, the "
+                                            "default since v0.21.0)",
+                                            graph_count)});
+        } else {
+          plan.terms.push_back({"cuda_graphs", "CUDA graphs", graphs, false,
+                                "estimate: captured decode graphs; vLLM takes it from the "
+                                "(1 - gpu_memory_utilization) headroom, not from the KV budget"});
+        }
       }
       break;
     }

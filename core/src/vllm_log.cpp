@@ -199,6 +199,7 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
   static const Pattern trt_blocks{R"(Number of blocks in KV cache primary pool: ([0-9]+))", {"Number of blocks in KV cache primary pool: "}};
   static const Pattern trt_alloc{R"(Allocated ([0-9.]+) GiB for max tokens in paged KV cache \(([0-9,]+)\))", {"GiB for max tokens in paged KV cache ("}};
   static const Pattern trt_cap{R"(max_tokens are set \(to [0-9.]+ and ([0-9]+), respectively\))", {"max_tokens are set (to "}};
+  static const Pattern graph_estimate{R"(Estimated CUDA graph memory:\s*([0-9.]+) GiB total)", {"Estimated CUDA graph memory:"}};
   static const Pattern graphs{R"(CUDA graph pool memory:\s*([0-9.]+) GiB \(actual\)|Graph capturing finished in [0-9]+ secs?, took ([0-9.]+) GiB)", {"CUDA graph pool memory:", "Graph capturing finished in "}};
 
   std::istringstream in{std::string(text)};
@@ -262,6 +263,7 @@ VllmLog parse_vllm_log(std::string_view text, std::string name) {
         log.max_concurrency = parse_number(m[2].str());
       }
       if (search(line, m, graphs)) log.cuda_graph_gib = parse_number(m[1].matched ? m[1].str() : m[2].str());
+      set_if(log.cuda_graph_estimate_gib, find(line, graph_estimate));
       if (line.find("Load weight") != std::string::npos || line.find("KV Cache is allocated") != std::string::npos ||
           line.find("max_total_num_tokens=") != std::string::npos) {
         log.engine = "sglang";

@@ -210,7 +210,12 @@ std::vector<LogComparisonRow> compare_to_log(const VllmLog& log, const MemoryPla
   if (log.kv_cache_tokens) tokens = static_cast<double>(*log.kv_cache_tokens);
   rows.push_back({"GPU KV cache size", tokens, static_cast<double>(plan.kv_cache_tokens), "tokens"});
   rows.push_back({"maximum concurrency", log.max_concurrency, plan.max_concurrency, "x"});
-  if (log.cuda_graph_gib) rows.push_back({"CUDA graphs", log.cuda_graph_gib, g(plan.term("cuda_graphs")), "GiB"});
+  // From 0.21 kvplan's term stands for vLLM's estimate (subtracted); before, for the capture.
+  if (log.cuda_graph_estimate_gib) {
+    rows.push_back({"CUDA graphs (estimate)", log.cuda_graph_estimate_gib, g(plan.term("cuda_graphs")), "GiB"});
+  } else if (log.cuda_graph_gib) {
+    rows.push_back({"CUDA graphs", log.cuda_graph_gib, g(plan.term("cuda_graphs")), "GiB"});
+  }
   if (plan.engine == Engine::kSglang && (log.free_at_start_gib || log.free_after_weights_gib)) {
     // SGLang's "avail mem" before and after loading: total - context - in use, then minus weights.
     const int64_t at_start = plan.gpu_total_bytes - plan.term("cuda_context") - plan.term("memory_in_use");

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -500,6 +501,51 @@ TEST(VllmHybridPages, OnlyVllmV1RaisesTheBlockAndALargerUserBlockStays) {
   EXPECT_EQ(before.kv_scheme.state_page_bytes, 0);
   // A model without recurrent layers keeps its block.
   EXPECT_EQ(plan_memory(resolve_model("llama-3.1-8b"), gpu, KvScheme{}, {}, cfg).tokens_per_block, 16);
+}
+
+// From vLLM 0.21 the worker captures the CUDA graphs once before sizing the cache and subtracts
+// its estimate (gpu_worker.py; every 0.21-0.27 log prints "CUDA graph memory profiling is enabled
+// (default since v0.21.0)" and "--gpu-memory-utilization=g is equivalent to g - estimate / total").
+// 0.19 and 0.21 share every other rule, so their budgets differ by exactly the graph term.
+TEST(VllmCudaGraphs, From021TheEstimateComesOutOfTheKvBudget) {
+  const ModelConfig m = resolve_model("llama-3.1-8b");
+  const GpuSpec gpu = resolve_gpu("h100-sxm");
+  ServingConfig before;
+  before.version = EngineVersion{0, 19, 0};
+  ServingConfig after = before;
+  after.version = EngineVersion{0, 21, 0};
+  const MemoryPlan a = plan_memory(m, gpu, KvScheme{}, {}, before);
+  const MemoryPlan b = plan_memory(m, gpu, KvScheme{}, {}, after);
+  ASSERT_NE(find_term(a, "cuda_graphs"), nullptr);
+  ASSERT_NE(find_term(b, "cuda_graphs"), nullptr);
+  EXPECT_FALSE(find_term(a, "cuda_graphs")->subtracted);
+  EXPECT_TRUE(find_term(b, "cuda_graphs")->subtracted);
+  EXPECT_GT(b.term("cuda_graphs"), 0);
+  EXPECT_EQ(a.kv_budget_bytes - b.kv_budget_bytes, b.term("cuda_graphs"));
+  // --enforce-eager captures nothing.
+  ServingConfig eager = after;
+  eager.enforce_eager = true;
+  EXPECT_EQ(plan_memory(m, gpu, KvScheme{}, {}, eager).kv_budget_bytes, a.kv_budget_bytes);
+}
+
+// The graphs counted are the ones the logs list: 128 sequences and 2,048 batched tokens give
+// "PIECEWISE=35 (largest=256), FULL=19 (largest=128)" (data/vllm_logs/97, vLLM 0.22); 20 sequences
+// "PIECEWISE=8 (largest=40), FULL=5 (largest=16)" (a vLLM 0.23 Gemma-4 log); 1,024 sequences and
+// 8,192 tokens 51 + 51 (largest 512).
+TEST(VllmCudaGraphs, From021PiecewiseGraphsGoToTwiceTheSequences) {
+  const ModelConfig m = resolve_model("qwen2.5-7b");
+  const GpuSpec gpu = resolve_gpu("l40s");
+  for (const auto& [seqs, tokens, graphs] : {std::tuple{128, 2048, 54}, std::tuple{20, 2048, 13}, std::tuple{1024, 8192, 102}}) {
+    ServingConfig c;
+    c.version = EngineVersion{0, 22, 0};
+    c.max_model_len = 4096;
+    c.max_num_seqs = seqs;
+    c.max_num_batched_tokens = tokens;
+    const MemoryPlan plan = plan_memory(m, gpu, KvScheme{}, {}, c);
+    const MemoryTerm* t = find_term(plan, "cuda_graphs");
+    ASSERT_NE(t, nullptr);
+    EXPECT_NE(t->how.find(fmt::format("({} graphs,", graphs)), std::string::npos) << seqs << ": " << t->how;
+  }
 }
 
 TEST(Issue24Deployments, SglangDsaPoolCountsTheIndexer) {

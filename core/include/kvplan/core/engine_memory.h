@@ -9,7 +9,8 @@
 // Each engine's budget rule (DESIGN §3):
 //  - vLLM: total · gpu_memory_utilization − weights − activation peak of the profiling pass −
 //    non-torch memory; num_blocks = floor(budget / block bytes). CUDA-graph memory comes out of
-//    the (1 − utilization) headroom in the versions modelled here and is shown, not subtracted.
+//    the (1 − utilization) headroom before 0.21 (shown, not subtracted); from 0.21 vLLM
+//    profiles the graphs first and subtracts its estimate (gpu_worker.py).
 //  - SGLang: mem_fraction_static · total − weights − CUDA context, in tokens (page size 1).
 //  - TensorRT-LLM: free_gpu_memory_fraction · (memory free after the engine and its runtime
 //    buffers are loaded), in blocks of tokens_per_block.

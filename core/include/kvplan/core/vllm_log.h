@@ -55,7 +55,8 @@ struct VllmLog {
   std::optional<double> activation_peak_gib;
   std::optional<double> non_torch_gib;
   std::optional<double> kv_cache_memory_gib;
-  std::optional<double> cuda_graph_gib;
+  std::optional<double> cuda_graph_gib;           // captured ("Graph capturing finished ... took")
+  std::optional<double> cuda_graph_estimate_gib;  // vLLM >= 0.21: "Estimated CUDA graph memory: X GiB total"
   std::optional<int64_t> num_gpu_blocks;
   std::optional<int64_t> kv_cache_tokens;  // printed, or blocks × block size
   std::optional<double> max_concurrency;
