@@ -451,9 +451,12 @@ struct Storage {
   bool quantized = false;
 };
 
+// An unquantized tensor's bytes per element: fp32 or, for every other activation dtype, 16-bit.
+int64_t plain_bytes_per_element(const WeightFormat& f) { return f.dtype == DType::kF32 ? 4 : 2; }
+
 Storage tensor_storage(const ModelConfig& m, const ModuleNames& names, const Tensor& t, const WeightFormat& f) {
   const int64_t n = t.rows * t.cols;
-  const int64_t plain = f.dtype == DType::kF32 ? n * 4 : n * 2;
+  const int64_t plain = n * plain_bytes_per_element(f);
   if (t.module == Module::kNone || !f.quant.quantized()) return {plain, false};
   if (t.module == Module::kLmHead && !f.quant.quantize_lm_head) return {plain, false};
   if (!f.quant.ignore.empty() && !is_quantized_module(f.quant, module_name(m, names, t))) return {plain, false};
@@ -522,8 +525,11 @@ WeightBytes weight_bytes_breakdown(const ModelConfig& m, const WeightFormat& f, 
   bool kept[7] = {};
   bool seen_quantized = false;
   int64_t vision = 0;
+  // Unquantized, every tensor is plain (tensor_storage's first rule) and no module is looked up.
+  const bool quantized_format = f.quant.quantized();
+  const int64_t width = plain_bytes_per_element(f);
   enumerate(m, p, stage, true, [&](const Tensor& t) {
-    const Storage s = tensor_storage(m, names, t, f);
+    const Storage s = quantized_format ? tensor_storage(m, names, t, f) : Storage{t.rows * t.cols * width, false};
     const int64_t bytes = s.bytes * t.copies;
     if (t.part == Part::kVision) {
       vision += bytes;
@@ -571,6 +577,11 @@ std::vector<uint8_t> quantized_module_mask(const ModelConfig& m, const WeightFor
     mask[static_cast<size_t>(t.layer)] |= bit;
   });
   return mask;
+}
+
+int64_t weight_bytes_total(const ModelConfig& m, const WeightFormat& f, const ParamCount& counted) {
+  if (f.quant.quantized()) return weight_bytes_total(m, f);
+  return counted.total() * plain_bytes_per_element(f);
 }
 
 int64_t weight_bytes_total(const ModelConfig& m, const WeightFormat& f) {

@@ -83,7 +83,7 @@ std::string memory_text(const MemoryAnswer& a) {
                                                        vision_kind_name(s.model.vision.kind),
                                                        with_commas(a.params.vision))
                                          : std::string(),
-                     gib_text(weight_bytes_total(s.model, s.serving.weights)), s.serving.weights.describe());
+                     gib_text(weight_bytes_total(s.model, s.serving.weights, a.params)), s.serving.weights.describe());
   // What the user said about this GPU's memory, where it differs from the preset.
   std::vector<std::string> given;
   if (s.gpu.usable_memory_source == kGpuTotalMemoryGiven) {
@@ -183,7 +183,7 @@ void write_memory(const MemoryAnswer& a, DocumentWriter& w) {
   write_bytes_number(w, a.layout.bytes_per_token());
   write_field(w, "num_parameters", a.params.total());
   write_field(w, "num_active_parameters", a.params.active());
-  write_field(w, "weights_bytes", weight_bytes_total(s.model, s.serving.weights));
+  write_field(w, "weights_bytes", weight_bytes_total(s.model, s.serving.weights, a.params));
   write_field(w, "weights_bytes_per_gpu", p.term("weights"));
   write_field(w, "gpu_total_bytes", p.gpu_total_bytes);
   write_field(w, "gpu_memory_in_use_bytes", s.serving.memory_in_use_bytes);

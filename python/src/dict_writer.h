@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -29,25 +30,35 @@ class DictWriter final : public DocumentWriter {
   pybind11::object take();  // once the outermost value is closed
 
  private:
+  // A key as written: its Python string and that string's UTF-8 (owned by the string).
+  struct Key {
+    pybind11::object object;
+    std::string_view text;
+    bool interned = false;  // the process-wide object for its name (stable identity)
+  };
   struct Member {
-    pybind11::object key;
-    std::string_view text;  // the key's UTF-8, owned by `key`
-    size_t order = 0;       // when it was written: a repeated key keeps its last value, as in the JSON
+    Key key;
+    uint32_t order = 0;  // when it was written: a repeated key keeps its last value, as in the JSON
     pybind11::object value;
   };
+  // An open object or array: its values are the tail of members_ or items_ from `first` on (one
+  // stack for all levels, so no container is made per value).
   struct Open {
     bool is_object = false;
-    pybind11::object key;   // where it goes in the object around it, placed when it closes
-    std::string_view key_text;
-    std::vector<pybind11::object> items;  // an array's values, until it closes
-    std::vector<Member> members;          // an object's, until it closes
+    Key key;  // where it goes in the object around it, placed when it closes
+    size_t first = 0;
   };
   void place(pybind11::object v);
+  // Indices (from `first`) of members_'s tail in nlohmann::json's key order (byte-wise, then as written).
+  const std::vector<uint32_t>& sorted_order(size_t first);
 
   pybind11::object root_;
   std::vector<Open> open_;
-  pybind11::object key_;
-  std::string_view key_text_;
+  std::vector<Member> members_;
+  std::vector<pybind11::object> items_;
+  Key key_;
+  std::vector<uint32_t> order_;            // scratch for sorted_order
+  std::vector<const PyObject*> shape_;     // scratch for sorted_order
 };
 
 }  // namespace kvplan::python

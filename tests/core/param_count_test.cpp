@@ -559,4 +559,22 @@ TEST(WeightBytes, TiedEmbeddingsCountedOnce) {
 }
 
 }  // namespace
+
+// The whole model's bytes from a parameter count agree with the tensor pass for every preset in
+// every unquantized format (the identity write_memory relies on), and a quantized format still
+// takes the pass.
+TEST(WeightBytes, FromTheParameterCountForEveryUnquantizedPreset) {
+  for (const ModelConfig& m : model_presets()) {
+    const ParamCount counted = count_parameters(m);
+    for (DType d : {DType::kBF16, DType::kF16, DType::kF32}) {
+      const WeightFormat f{d, QuantizationConfig{}};
+      EXPECT_EQ(weight_bytes_total(m, f, counted), weight_bytes_total(m, f)) << m.id << " " << dtype_name(d);
+    }
+    if (m.quantization.quantized()) {
+      const WeightFormat q{m.dtype, m.quantization};
+      EXPECT_EQ(weight_bytes_total(m, q, counted), weight_bytes_total(m, q)) << m.id;
+    }
+  }
+}
+
 }  // namespace kvplan

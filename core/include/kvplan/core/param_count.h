@@ -83,5 +83,8 @@ std::vector<uint8_t> quantized_module_mask(const ModelConfig& model, const Weigh
 
 // Whole-model weight bytes (one copy) in the format: the checkpoint's size on disk.
 int64_t weight_bytes_total(const ModelConfig& model, const WeightFormat& format);
+// The same from a count of the same model's parameters: an unquantized format stores each of them
+// at the format's width (what the tensor pass would add up), so only a quantized one is enumerated.
+int64_t weight_bytes_total(const ModelConfig& model, const WeightFormat& format, const ParamCount& counted);
 
 }  // namespace kvplan
