@@ -295,6 +295,7 @@ int run_simulate(const SimRequest& request) {
 int run_capacity(const SimRequest& request) {
   plan::CapacityRequest options;
   options.tolerance = request.tolerance;
+  options.run_ahead = std::thread::hardware_concurrency() > 1;
   options.on_probe = [&](const sim::CapacityProbe& p, bool users) {
     if (request.json) return;
     std::cerr << fmt::format("  probe {:>10.3f} {}: p50 TTFT {:.0f} ms, p90 TTFT {:.0f} ms, p90 TPOT {:.1f} ms -> {}\n",
@@ -397,6 +398,7 @@ int run_default_users() {
   plan::CapacityRequest options;
   options.start = 64;
   options.tolerance = 0.05;
+  options.run_ahead = std::thread::hardware_concurrency() > 1;
   auto start = std::chrono::steady_clock::now();
   const plan::CapacityAnswer a = plan::find_capacity(scenario, options);
   const sim::CapacitySearch& s = a.search;
@@ -422,7 +424,11 @@ int run_default_users() {
   const sim::StepTimeSource source = sim::resolve_step_time_source(config);
   std::istringstream source_lines(step_source_text(source.summary, source.band));
   for (std::string line; std::getline(source_lines, line);) std::cout << "  " << line << "\n";
-  std::cerr << fmt::format("(capacity search: {} simulations in {:.2f} s)\n", s.probes.size(), wall);
+  std::cerr << fmt::format("(capacity search: {} simulations in {:.2f} s{})\n", s.probes.size(), wall,
+                           s.run_ahead_unused > 0
+                               ? fmt::format(", and {} run ahead on a second core that the search did not need",
+                                             s.run_ahead_unused)
+                               : std::string());
   if (s.best > 0) print_cheapest_gpu(scenario, s.best);
   return 0;
 }

@@ -442,6 +442,7 @@ CapacityAnswer find_capacity(const Scenario& scenario, const CapacityRequest& re
     options.start = 8;
   }
   options.should_stop = request.should_stop;
+  options.run_ahead = request.run_ahead;
   if (request.on_probe) {
     options.on_probe = [&request, users = a.users](const sim::CapacityProbe& p) { request.on_probe(p, users); };
   }

@@ -1,7 +1,10 @@
 #include "kvplan/sim/capacity.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <future>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,68 +14,152 @@ namespace kvplan::sim {
 
 namespace {
 
-// Grows geometrically from `start` until `meets` fails, then bisects. `integer`: loads are whole
-// numbers (users).
-CapacitySearch search(const std::function<CapacityProbe(double)>& probe, const CapacityOptions& o, bool integer) {
-  CapacitySearch out;
-  auto run = [&](double load) {
-    CapacityProbe p = probe(load);
-    if (o.should_stop && o.should_stop()) throw SearchStopped();
-    out.probes.push_back(p);
-    if (o.on_probe) o.on_probe(p);
-    if (p.meets && load > out.best) {
-      out.best = load;
-      out.at_best = p.summary;
-    }
-    return p.meets;
-  };
-  double load = integer ? std::max(1.0, std::round(o.start)) : o.start;
+// Where a search stands: the loads known to meet and to miss the SLO, and the load it probes next.
+// The search grows geometrically from the start until the SLO fails (or, when the start fails,
+// shrinks until it holds), then bisects. `integer`: loads are whole numbers (users).
+struct SearchState {
+  enum class Phase { kFirst, kGrow, kShrink, kBisect, kDone };
+  Phase phase = Phase::kFirst;
+  double load = 0;
   double pass = 0;
   double fail = 0;
-  if (run(load)) {
-    pass = load;
-    while (true) {
-      double next = integer ? std::ceil(load * 2) : load * 2;
-      if (next > o.limit) {
-        out.unbounded = true;
-        return out;
+  bool unbounded = false;
+  double first_failing = 0;
+};
+
+// The state after `load` met the SLO or not.
+void advance(SearchState& s, bool meets, const CapacityOptions& o, bool integer) {
+  using Phase = SearchState::Phase;
+  switch (s.phase) {
+    case Phase::kFirst:
+      (meets ? s.pass : s.fail) = s.load;
+      s.phase = meets ? Phase::kGrow : Phase::kShrink;
+      break;
+    case Phase::kGrow:
+      if (meets) {
+        s.pass = s.load;
+      } else {
+        s.fail = s.load;
+        s.phase = Phase::kBisect;
       }
-      load = next;
-      if (!run(load)) {
-        fail = load;
-        break;
+      break;
+    case Phase::kShrink:
+      if (meets) {
+        s.pass = s.load;
+        s.phase = Phase::kBisect;
+      } else {
+        s.fail = s.load;
       }
-      pass = load;
-    }
+      break;
+    case Phase::kBisect:
+      (meets ? s.pass : s.fail) = s.load;
+      break;
+    case Phase::kDone:
+      return;
+  }
+  auto done = [&](bool unbounded) {
+    s.phase = Phase::kDone;
+    s.unbounded = unbounded;
+    if (!unbounded) s.first_failing = s.fail;
+  };
+  if (s.phase == Phase::kGrow) {
+    const double next = integer ? std::ceil(s.load * 2) : s.load * 2;
+    if (next > o.limit) return done(true);
+    s.load = next;
+  } else if (s.phase == Phase::kShrink) {
+    const double next = integer ? std::floor(s.load / 2) : s.load / 2;
+    if (next < (integer ? 1.0 : o.start * 1e-4)) return done(false);
+    s.load = next;
   } else {
-    fail = load;
-    // Shrink until something passes (or the load is negligible).
-    while (true) {
-      double next = integer ? std::floor(load / 2) : load / 2;
-      if (next < (integer ? 1.0 : o.start * 1e-4)) {
-        out.first_failing = fail;
-        return out;
-      }
-      load = next;
-      if (run(load)) {
-        pass = load;
-        break;
-      }
-      fail = load;
-    }
+    if ((s.fail - s.pass) / s.pass <= o.relative_tolerance) return done(false);
+    const double mid = integer ? std::floor((s.pass + s.fail) / 2) : std::sqrt(s.pass * s.fail);
+    if (integer && (mid <= s.pass || mid >= s.fail)) return done(false);
+    s.load = mid;
   }
-  while ((fail - pass) / pass > o.relative_tolerance) {
-    double mid = integer ? std::floor((pass + fail) / 2) : std::sqrt(pass * fail);
-    if (integer && (mid <= pass || mid >= fail)) break;
-    if (run(mid)) {
-      pass = mid;
-    } else {
-      fail = mid;
+}
+
+// The load probed after the current one if it goes the likely way: a growing search keeps
+// meeting the SLO (it fails once), a shrinking one keeps failing; a bisection is a coin toss, and
+// the lower half is taken (a miss shortens the bracket from above).
+std::optional<double> likely_next(const SearchState& s, const CapacityOptions& o, bool integer) {
+  using Phase = SearchState::Phase;
+  const bool guess = s.phase == Phase::kFirst || s.phase == Phase::kGrow;
+  SearchState next = s;
+  advance(next, guess, o, integer);
+  if (next.phase == Phase::kDone) return std::nullopt;
+  return next.load;
+}
+
+}  // namespace
+
+CapacitySearch search_capacity(const LoadProbe& probe, const CapacityOptions& o, bool integer, const LoadProbe& ahead) {
+  CapacitySearch out;
+  SearchState s;
+  s.load = integer ? std::max(1.0, std::round(o.start)) : o.start;
+  RunHooks hooks;
+  hooks.should_stop = o.should_stop;
+  // A load simulated ahead, with the flag that abandons it when the search goes the other way.
+  struct Ahead {
+    double load = 0;
+    std::future<CapacityProbe> result;
+  };
+  std::optional<Ahead> pending;
+  std::atomic<bool> abandon{false};
+  auto drop_pending = [&] {
+    if (!pending) return;
+    abandon = true;
+    try {
+      pending->result.get();
+    } catch (...) {  // an abandoned probe's end (stopped, or its error) does not matter
     }
+    pending.reset();
+    abandon = false;
+    ++out.run_ahead_unused;
+  };
+  try {
+    while (s.phase != SearchState::Phase::kDone) {
+      const double load = s.load;
+      CapacityProbe p;
+      if (pending && pending->load == load) {
+        p = pending->result.get();
+        pending.reset();
+      } else {
+        drop_pending();
+        if (ahead && o.run_ahead) {
+          if (std::optional<double> next = likely_next(s, o, integer)) {
+            RunHooks ahead_hooks;
+            ahead_hooks.should_stop = [&abandon, stop = o.should_stop] { return abandon.load() || (stop && stop()); };
+            pending = Ahead{*next, std::async(std::launch::async, ahead, *next, ahead_hooks)};
+          }
+        }
+        p = probe(load, hooks);
+      }
+      if (o.should_stop && o.should_stop()) throw SearchStopped();
+      out.probes.push_back(p);
+      if (o.on_probe) o.on_probe(p);
+      if (p.meets && load > out.best) {
+        out.best = load;
+        out.at_best = p.summary;
+      }
+      advance(s, p.meets, o, integer);
+      if (pending && (s.phase == SearchState::Phase::kDone || s.load != pending->load)) drop_pending();
+    }
+  } catch (...) {
+    if (pending) {
+      abandon = true;
+      try {
+        pending->result.get();
+      } catch (...) {  // the search's own error is the one that propagates
+      }
+    }
+    throw;
   }
-  out.first_failing = fail;
+  out.unbounded = s.unbounded;
+  out.first_failing = s.first_failing;
   return out;
 }
+
+namespace {
 
 void need_slo(const SimulationConfig& c) {
   if (!c.slo.any()) throw ConfigError("capacity: needs an SLO (--slo-ttft-ms, --slo-tpot-ms or --slo-e2e-ms)");
@@ -89,12 +176,6 @@ double trace_rate_of(const SimulationConfig& config) {
   if (config.workload.trace.max_requests > 0) n = std::min(n, config.workload.trace.max_requests);
   if (l.duration_s <= 0 || n < 2) throw ConfigError(fmt::format("capacity: trace '{}' has no arrival spread to scale", config.workload.trace_path));
   return static_cast<double>(l.total.size()) / l.duration_s;
-}
-
-RunHooks stop_hooks(const CapacityOptions& o) {
-  RunHooks hooks;
-  hooks.should_stop = o.should_stop;
-  return hooks;
 }
 
 CapacityProbe rate_probe(const SimulationConfig& config, double trace_rate, double rate, const RunHooks& hooks = {}) {
@@ -139,8 +220,11 @@ CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptio
   CapacityOptions o = options;
   if (trace_rate > 0 && options.start == CapacityOptions{}.start) o.start = trace_rate;
   const SimulationConfig shared = sharing_one_cost_model(config);
-  const RunHooks hooks = stop_hooks(o);
-  return search([&](double rate) { return rate_probe(shared, trace_rate, rate, hooks); }, o, false);
+  const bool can_run_ahead = o.run_ahead && !config.step_timer && !config.shared_cost_model;
+  const SimulationConfig ahead = can_run_ahead ? sharing_one_cost_model(config) : SimulationConfig{};
+  return search_capacity([&](double rate, const RunHooks& h) { return rate_probe(shared, trace_rate, rate, h); }, o, false,
+                         can_run_ahead ? LoadProbe([&](double rate, const RunHooks& h) { return rate_probe(ahead, trace_rate, rate, h); })
+                                       : LoadProbe());
 }
 
 CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOptions& options) {
@@ -149,8 +233,11 @@ CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOpti
     throw ConfigError("capacity: a users search needs a closed-loop workload (--users)");
   }
   const SimulationConfig shared = sharing_one_cost_model(config);
-  const RunHooks hooks = stop_hooks(options);
-  return search([&](double users) { return users_probe(shared, users, hooks); }, options, true);
+  const bool can_run_ahead = options.run_ahead && !config.step_timer && !config.shared_cost_model;
+  const SimulationConfig ahead = can_run_ahead ? sharing_one_cost_model(config) : SimulationConfig{};
+  return search_capacity([&](double users, const RunHooks& h) { return users_probe(shared, users, h); }, options, true,
+                         can_run_ahead ? LoadProbe([&](double users, const RunHooks& h) { return users_probe(ahead, users, h); })
+                                       : LoadProbe());
 }
 
 CapacityProbe probe_load(const SimulationConfig& config, double load) {

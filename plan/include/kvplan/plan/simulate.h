@@ -63,6 +63,9 @@ struct CapacityRequest {
   std::function<void(const sim::CapacityProbe&, bool users)> on_probe;
   // Read during every probe; true abandons the search: find_capacity throws sim::SearchStopped.
   std::function<bool()> should_stop;
+  // Simulate the search's likely next load on a second thread meanwhile (sim::CapacityOptions::
+  // run_ahead): the same probes and answer, sooner on a machine with a core to spare.
+  bool run_ahead = false;
 };
 struct CapacityAnswer {
   sim::SimulationConfig config;

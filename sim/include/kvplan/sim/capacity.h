@@ -11,6 +11,10 @@
 // need not be monotone in the load; the search reports the bracket it found, and every probe, so a
 // non-monotone region is visible. A bench client (bench_client.h) is searched over its concurrency
 // (the closed loop's users); each probe runs at least 4 x C prompts so it keeps a steady state.
+// With CapacityOptions::run_ahead a second thread simulates the load the search will most likely
+// probe next while the current one runs (with its own step-cost model: the memo is exact, so every
+// probe's result is what it would have been); the probes, their order and the answer are those of
+// the one-thread search, only the wall time changes.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +38,7 @@ struct CapacitySearch {
   RunSummary at_best;
   std::vector<CapacityProbe> probes;  // in the order they ran
   bool unbounded = false;       // met the SLO up to the search limit
+  int run_ahead_unused = 0;     // probes run ahead (CapacityOptions::run_ahead) that were not needed
 };
 
 struct CapacityOptions {
@@ -44,6 +49,9 @@ struct CapacityOptions {
   // Read between simulated events of every probe; true abandons the search with SearchStopped (the
   // planner drops a search whose inputs changed). A half-run probe is never judged.
   std::function<bool()> should_stop;
+  // Simulate the likely next load on a second thread meanwhile (see above). Ignored when the config
+  // brings its own step timer or shared cost model, which one thread at a time may use.
+  bool run_ahead = false;
 };
 
 // Thrown by the searches when CapacityOptions::should_stop returned true.
@@ -54,6 +62,14 @@ struct SearchStopped : std::runtime_error {
 // Throws ConfigError when the config has no SLO or the wrong kind of workload.
 CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptions& options = {});
 CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOptions& options = {});
+// The search over any probe (find_max_rate and find_max_users give it simulations; tests, a rule):
+// `integer` loads are whole numbers. `ahead`, when given and options.run_ahead is set, runs the
+// look-ahead probes on a second thread; it must give the same result as `probe` for a load, and
+// stop early when its hooks' should_stop says so (its result is then discarded).
+using LoadProbe = std::function<CapacityProbe(double load, const RunHooks& hooks)>;
+CapacitySearch search_capacity(const LoadProbe& probe, const CapacityOptions& options, bool integer,
+                               const LoadProbe& ahead = nullptr);
+
 // One probe of either search: `load` users (closed loop; rounded to a whole user, at least 1) or
 // requests per second, simulated and judged exactly as the searches judge it.
 CapacityProbe probe_load(const SimulationConfig& config, double load);
