@@ -67,4 +67,12 @@ RecurrentStateDtype chosen_state_dtype(const ModelConfig& m, Engine engine, DTyp
   return {chosen, "given (--mamba-ssm-cache-dtype)"};
 }
 
+RecurrentStateDtype resolve_state_dtype(const ModelConfig& m, Engine engine, DType model_dtype,
+                                        std::optional<DType> chosen, std::string_view chosen_how) {
+  if (!chosen) return engine_state_dtype(m, engine, model_dtype);
+  RecurrentStateDtype d = chosen_state_dtype(m, engine, model_dtype, *chosen);
+  d.source = std::string(chosen_how);
+  return d;
+}
+
 }  // namespace kvplan

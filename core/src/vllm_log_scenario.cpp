@@ -184,12 +184,13 @@ LogScenario scenario_from_vllm_log(const VllmLog& log, const std::string& log_pa
     s.scheme.kv_dtype = DType::kFp8E4M3;
     s.assumptions.push_back("fp8 KV cache: the checkpoint ships fp8 KV scales, which TensorRT-LLM uses by default");
   }
-  const bool state_stated = log.mamba_ssm_cache_dtype && *log.mamba_ssm_cache_dtype != "auto";
-  const RecurrentStateDtype state =
-      state_stated ? chosen_state_dtype(s.model, c.engine, act, parse_dtype(*log.mamba_ssm_cache_dtype, "mamba_ssm_cache_dtype"))
-                   : engine_state_dtype(s.model, c.engine, act);
+  std::optional<DType> stated_state;
+  if (log.mamba_ssm_cache_dtype && *log.mamba_ssm_cache_dtype != "auto") {
+    stated_state = parse_dtype(*log.mamba_ssm_cache_dtype, "mamba_ssm_cache_dtype");
+  }
+  const RecurrentStateDtype state = resolve_state_dtype(s.model, c.engine, act, stated_state, "stated in the log");
   s.scheme.state_dtype = state.dtype;
-  s.scheme.state_dtype_source = state_stated ? "stated in the log" : state.source;
+  s.scheme.state_dtype_source = state.source;
   s.scheme.tokens_per_block = log.block_size.value_or(c.engine == Engine::kTrtllm ? 64 : 16);
   if (c.engine == Engine::kTrtllm && log.trtllm_max_tokens) c.trtllm_max_tokens = *log.trtllm_max_tokens;
   return s;

@@ -89,9 +89,8 @@ ResolvedScenario resolve(const Scenario& in) {
   }
   k.low_rank = kv.low_rank;
   k.cross_layer_share = kv.cross_layer_share;
-  const RecurrentStateDtype state = kv.mamba_ssm_cache_dtype
-                                        ? chosen_state_dtype(s.model, c.engine, act, *kv.mamba_ssm_cache_dtype)
-                                        : engine_state_dtype(s.model, c.engine, act);
+  const RecurrentStateDtype state =
+      resolve_state_dtype(s.model, c.engine, act, kv.mamba_ssm_cache_dtype, "given (--mamba-ssm-cache-dtype)");
   k.state_dtype = state.dtype;
   k.state_dtype_source = state.source;
 

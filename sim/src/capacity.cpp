@@ -145,13 +145,7 @@ CapacitySearch search_capacity(const LoadProbe& probe, const CapacityOptions& o,
       if (pending && (s.phase == SearchState::Phase::kDone || s.load != pending->load)) drop_pending();
     }
   } catch (...) {
-    if (pending) {
-      abandon = true;
-      try {
-        pending->result.get();
-      } catch (...) {  // the search's own error is the one that propagates
-      }
-    }
+    drop_pending();  // the search's own error is the one that propagates
     throw;
   }
   out.unbounded = s.unbounded;
@@ -209,6 +203,13 @@ SimulationConfig sharing_one_cost_model(const SimulationConfig& config) {
   return c;
 }
 
+// The run-ahead thread's config: the same with a cost model of its own, when the search may run
+// ahead (a config's own step timer or shared cost model serves one thread at a time).
+std::optional<SimulationConfig> run_ahead_config(const SimulationConfig& config, const CapacityOptions& o) {
+  if (!o.run_ahead || config.step_timer || config.shared_cost_model) return std::nullopt;
+  return sharing_one_cost_model(config);
+}
+
 }  // namespace
 
 CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptions& options) {
@@ -220,11 +221,10 @@ CapacitySearch find_max_rate(const SimulationConfig& config, const CapacityOptio
   CapacityOptions o = options;
   if (trace_rate > 0 && options.start == CapacityOptions{}.start) o.start = trace_rate;
   const SimulationConfig shared = sharing_one_cost_model(config);
-  const bool can_run_ahead = o.run_ahead && !config.step_timer && !config.shared_cost_model;
-  const SimulationConfig ahead = can_run_ahead ? sharing_one_cost_model(config) : SimulationConfig{};
+  const std::optional<SimulationConfig> ahead = run_ahead_config(config, o);
   return search_capacity([&](double rate, const RunHooks& h) { return rate_probe(shared, trace_rate, rate, h); }, o, false,
-                         can_run_ahead ? LoadProbe([&](double rate, const RunHooks& h) { return rate_probe(ahead, trace_rate, rate, h); })
-                                       : LoadProbe());
+                         ahead ? LoadProbe([&](double rate, const RunHooks& h) { return rate_probe(*ahead, trace_rate, rate, h); })
+                               : LoadProbe());
 }
 
 CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOptions& options) {
@@ -233,11 +233,10 @@ CapacitySearch find_max_users(const SimulationConfig& config, const CapacityOpti
     throw ConfigError("capacity: a users search needs a closed-loop workload (--users)");
   }
   const SimulationConfig shared = sharing_one_cost_model(config);
-  const bool can_run_ahead = options.run_ahead && !config.step_timer && !config.shared_cost_model;
-  const SimulationConfig ahead = can_run_ahead ? sharing_one_cost_model(config) : SimulationConfig{};
+  const std::optional<SimulationConfig> ahead = run_ahead_config(config, options);
   return search_capacity([&](double users, const RunHooks& h) { return users_probe(shared, users, h); }, options, true,
-                         can_run_ahead ? LoadProbe([&](double users, const RunHooks& h) { return users_probe(ahead, users, h); })
-                                       : LoadProbe());
+                         ahead ? LoadProbe([&](double users, const RunHooks& h) { return users_probe(*ahead, users, h); })
+                               : LoadProbe());
 }
 
 CapacityProbe probe_load(const SimulationConfig& config, double load) {

@@ -16,7 +16,9 @@
 //  - static batching (kvplan's own reservation model): the declared dtype, else float32.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "kvplan/core/dtype.h"
 #include "kvplan/core/engine_memory.h"
@@ -36,5 +38,10 @@ RecurrentStateDtype engine_state_dtype(const ModelConfig& model, Engine engine, 
 // apply it (vLLM's lightning attention), so that no answer describes a cache the engine never
 // allocates; otherwise returns it with its source.
 RecurrentStateDtype chosen_state_dtype(const ModelConfig& model, Engine engine, DType model_dtype, DType chosen);
+
+// The dtype in force: `chosen` when given (checked as above, its source `chosen_how`), else the
+// engine's rule. What scenarios and start-up logs resolve through.
+RecurrentStateDtype resolve_state_dtype(const ModelConfig& model, Engine engine, DType model_dtype,
+                                        std::optional<DType> chosen, std::string_view chosen_how);
 
 }  // namespace kvplan
