@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
                                                                         : s.serving.gpu_memory_utilization;
       r.util = util > 0 ? fmt::format("{:.2f}", util) : "auto";
       r.printed = static_cast<double>(*log.kv_cache_tokens);
-      r.predicted = static_cast<double>(plan.kv_cache_tokens);
+      r.predicted = static_cast<double>(plan.printed_kv_tokens);
       r.error = (r.predicted - r.printed) / r.printed;
       r.act_log = opt(log.activation_peak_gib);
       r.act_kv = fmt::format("{:.2f}", plan.term("activation_peak") / 1073741824.0);

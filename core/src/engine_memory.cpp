@@ -10,6 +10,7 @@
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/limits.h"
+#include "kvplan/core/number_text.h"
 #include "kvplan/core/vllm_profile.h"
 
 namespace kvplan {
@@ -152,6 +153,8 @@ int64_t vllm_activation_peak_bytes(const ModelConfig& m, const Parallelism& p, i
               a.num_heads / tp * (a.qk_nope_head_dim + a.v_head_dim);
     } else if (l.kind == LayerKind::kMamba1 || l.kind == LayerKind::kMamba2) {
       mixer = 3 * m.mamba.d_inner / tp;
+    } else if (l.kind == LayerKind::kNoMixer) {
+      mixer = 0;
     } else {
       const LinearAttentionShape& a = m.linear;
       mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;
@@ -160,10 +163,12 @@ int64_t vllm_activation_peak_bytes(const ModelConfig& m, const Parallelism& p, i
     switch (l.mlp.kind) {
       case MlpKind::kGated: mlp = 3 * l.mlp.intermediate_size / tp; break;
       case MlpKind::kPlain: mlp = 2 * l.mlp.intermediate_size / tp; break;
-      case MlpKind::kMoe:
-        mlp = l.mlp.experts_per_token * 3 * l.mlp.expert_intermediate_size / tp +
-              3 * l.mlp.shared_intermediate_size / tp;
+      case MlpKind::kMoe: {
+        const int64_t per_width = l.mlp.gated_experts ? 3 : 2;  // [up (+ gate), activation]
+        mlp = l.mlp.experts_per_token * per_width * l.mlp.expert_intermediate_size / tp +
+              per_width * l.mlp.shared_intermediate_size / tp;
         break;
+      }
     }
     widest = std::max({widest, mixer, mlp});
   }
@@ -511,6 +516,19 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     plan.requests_at_max_len = plan.request_bytes_at_max_len > 0
                                    ? plan.kv_budget_bytes / plan.request_bytes_at_max_len
                                    : 0;
+  }
+  plan.printed_kv_tokens = plan.kv_cache_tokens;
+  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 20) && plan.max_model_len > 0) {
+    // vLLM >= 0.20 prints the pool as int(maximum concurrency x max_model_len) (PR #38364; a 0.19.1
+    // log still prints blocks / groups x block size, a 0.20.1 one the product). For a hybrid or
+    // windowed layout that is not the pool's token count.
+    plan.printed_kv_tokens = static_cast<int64_t>(plan.max_concurrency * static_cast<double>(plan.max_model_len));
+    if (plan.printed_kv_tokens != plan.kv_cache_tokens) {
+      plan.notes.push_back(fmt::format(
+          "vLLM >= 0.20 prints \"GPU KV cache size: {} tokens\": its maximum concurrency x max_model_len "
+          "(kv_cache_utils.py _report_kv_cache_config), not the pool's {} tokens",
+          with_commas(plan.printed_kv_tokens), with_commas(plan.kv_cache_tokens)));
+    }
   }
   if (plan.requests_at_max_len < 1) {
     plan.fits = false;

@@ -219,6 +219,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
   int attention_index = 0;  // position among per-token layers, for cross-layer sharing
   for (int i = 0; i < m.num_layers(); ++i) {
     const LayerSpec& layer = m.layers[static_cast<size_t>(i)];
+    if (layer.kind == LayerKind::kNoMixer) continue;  // an MLP alone keeps nothing per request
     bool stores_per_token = holds_kv_per_token(layer.kind);
     bool shared = stores_per_token && (attention_index++ % s.cross_layer_share) != 0;
     if (i < first || i >= last) continue;
@@ -303,7 +304,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
       }
       case LayerKind::kMamba2: {
         const MambaShape& a = m.mamba;
-        int64_t groups_per_gpu = a.n_groups >= tp ? a.n_groups / tp : a.n_groups;
+        int64_t groups_per_gpu = a.groups_per_gpu(tp);
         int64_t conv_channels = a.d_inner / tp + 2 * groups_per_gpu * a.d_state;
         int64_t heads = a.num_heads / tp;
         g.heads_per_gpu = static_cast<int>(heads);
@@ -321,6 +322,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
         g.state_bytes_per_request = conv_state + value_heads * a.key_head_dim * a.value_head_dim * state_bytes;
         break;
       }
+      case LayerKind::kNoMixer: break;  // skipped above
     }
   }
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -75,9 +75,8 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
     bad("pipeline-parallel-size", std::to_string(pp),
         fmt::format("must not exceed the model's {} layers", m.num_layers()));
   }
-  // Layers of each kind (kMamba2 is the last LayerKind), counted in one pass: build_kv_layout
-  // validates on every memory answer.
-  std::array<int, static_cast<std::size_t>(LayerKind::kMamba2) + 1> kinds{};
+  // Layers of each kind, counted in one pass: build_kv_layout validates on every memory answer.
+  std::array<int, static_cast<std::size_t>(kNumLayerKinds)> kinds{};
   for (const LayerSpec& l : m.layers) ++kinds[static_cast<std::size_t>(l.kind)];
   auto count = [&](LayerKind k) { return kinds[static_cast<std::size_t>(k)]; };
   bool has_attention = count(LayerKind::kFullAttention) + count(LayerKind::kSlidingAttention) > 0;
@@ -123,6 +122,13 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
   if (count(LayerKind::kMamba2) > 0 && m.mamba.num_heads % tp != 0) {
     bad("tensor-parallel-size", std::to_string(tp),
         fmt::format("must divide the {} Mamba-2 heads of model '{}'", m.mamba.num_heads, m.id));
+  }
+  if (count(LayerKind::kMamba2) > 0 && m.mamba.n_groups % tp != 0 && m.mamba.n_groups != 1) {
+    // vLLM's MambaMixer2 asserts the same: groups are split whole, or a single group is replicated.
+    bad("tensor-parallel-size", std::to_string(tp),
+        fmt::format("must divide the {} Mamba-2 B/C groups (n_groups) of model '{}' (vLLM MambaMixer2 splits "
+                    "groups whole unless there is one)",
+                    m.mamba.n_groups, m.id));
   }
   if (count(LayerKind::kMamba1) > 0 && m.mamba.d_inner % tp != 0) {
     bad("tensor-parallel-size", std::to_string(tp),

@@ -26,6 +26,7 @@ std::string_view layer_kind_name(LayerKind kind) {
     case LayerKind::kLinearAttention: return "linear_attention";
     case LayerKind::kMamba1: return "mamba";
     case LayerKind::kMamba2: return "mamba2";
+    case LayerKind::kNoMixer: return "mlp_only";
   }
   return "?";
 }
@@ -74,7 +75,12 @@ ModelConfig parse_qwen2(const JsonFields& f, ModelConfig m) { return internal::p
 void read_declared_state_dtype(const JsonFields& f, ModelConfig& m) {
   std::string field = "mamba_ssm_dtype";
   json value;
-  if (f.has("text_config") && f.raw("text_config").is_object() && f.raw("text_config").contains(field) &&
+  if (m.model_type == "nemotron_h") {
+    // Nemotron-H names it mamba_ssm_cache_dtype (read by vLLM's NemotronH config hook).
+    field = "mamba_ssm_cache_dtype";
+    if (!f.has(field) || f.raw(field).is_null()) return;
+    value = f.raw(field);
+  } else if (f.has("text_config") && f.raw("text_config").is_object() && f.raw("text_config").contains(field) &&
       !f.raw("text_config")[field].is_null()) {
     value = f.raw("text_config")[field];
     field = "text_config.mamba_ssm_dtype";
@@ -93,6 +99,7 @@ void read_declared_state_dtype(const JsonFields& f, ModelConfig& m) {
   } else {
     f.fail(field, text, "must be float32, bfloat16 or float16 (the recurrent state dtypes the engines accept)");
   }
+  m.declared_state_dtype_field = field;
 }
 
 // model_type -> parser. Every entry is a family whose parameter layout kvplan enumerates exactly.
@@ -122,6 +129,7 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"minimax", internal::parse_minimax},
       {"minimax_m1", internal::parse_minimax},
       {"minimax_m2", internal::parse_minimax_m2},
+      {"nemotron_h", internal::parse_nemotron_h},
       {"minimax_text_01", internal::parse_minimax},
       {"mistral", parse_llama},
       {"mistral3", internal::parse_mistral3},
@@ -157,8 +165,6 @@ const char* not_yet_modelled(std::string_view type) {
       {"kimi_k3", "Kimi-K3's Kimi delta attention (KDA) layers in its kimi_linear language model are not modelled yet"},
       {"kimi_linear", "Kimi delta attention (KDA) layers are not modelled yet"},
       {"minimax_m3", "MiniMax-M3's sparse attention is not modelled yet"},
-      {"nemotron_h", "Nemotron-H's hybrid_override_pattern of Mamba-2, attention and MLP-only blocks is not enumerated "
-                     "yet"},
       {"gemma4", "Gemma-4's layer and MoE layout is not enumerated yet"},
       {"gemma4_text", "Gemma-4's layer and MoE layout is not enumerated yet"},
   };

@@ -171,7 +171,7 @@ class TensorList {
     const MambaShape& a = m_.mamba;
     const int64_t h = m_.hidden_size;
     const int64_t di = a.d_inner / tp_;
-    const int64_t groups = a.n_groups >= tp_ ? a.n_groups / tp_ : a.n_groups;
+    const int64_t groups = a.groups_per_gpu(tp_);
     const int64_t heads = a.num_heads / tp_;
     const int64_t conv = di + 2 * groups * a.d_state;
     const Module mod = Module::kRecurrent;
@@ -229,20 +229,28 @@ class TensorList {
         // every GPU holds every expert's 1/tp slice.
         const int64_t copies = ep_ > 1 ? ceil_div(s.num_experts, ep_) : s.num_experts;
         const int64_t width = ep_ > 1 ? s.expert_intermediate_size : s.expert_intermediate_size / tp_;
+        // Latent MoE (Nemotron-3): experts read and write the latent width; the two projections
+        // are replicated on every rank (vLLM ReplicatedLinear).
+        const int64_t eh = s.expert_latent_size > 0 ? s.expert_latent_size : h;
+        if (s.expert_latent_size > 0) {
+          // always active: counted with the dense MLP part, quantized like the experts
+          linear(Part::kMlp, Module::kExperts, "mixer.fc1_latent_proj", eh, h, false);
+          linear(Part::kMlp, Module::kExperts, "mixer.fc2_latent_proj", h, eh, false);
+        }
         if (fused_experts_) {
           // gpt-oss stores gate and up fused per expert: gate_up_proj [E, 2I, H]
-          linear(Part::kExperts, Module::kExperts, "experts.gate_up_proj", 2 * width, h, s.expert_bias, copies);
+          linear(Part::kExperts, Module::kExperts, "experts.gate_up_proj", 2 * width, eh, s.expert_bias, copies);
         } else {
-          linear(Part::kExperts, Module::kExperts, "experts.gate_proj", width, h, false, copies);
-          linear(Part::kExperts, Module::kExperts, "experts.up_proj", width, h, false, copies);
+          if (s.gated_experts) linear(Part::kExperts, Module::kExperts, "experts.gate_proj", width, eh, false, copies);
+          linear(Part::kExperts, Module::kExperts, "experts.up_proj", width, eh, false, copies);
         }
-        linear(Part::kExperts, Module::kExperts, "experts.down_proj", h, width, false, copies);
-        if (s.expert_bias) vec(Part::kExperts, h, copies);
+        linear(Part::kExperts, Module::kExperts, "experts.down_proj", eh, width, false, copies);
+        if (s.expert_bias) vec(Part::kExperts, eh, copies);
         mat(Part::kRouter, s.num_experts, h);
         if (s.router_bias) vec(Part::kRouter, s.num_experts);
         if (s.shared_intermediate_size > 0) {
           const int64_t shared = s.shared_intermediate_size / tp_;
-          linear(Part::kSharedExperts, Module::kSharedExperts, "shared.gate_proj", shared, h, false);
+          if (s.gated_experts) linear(Part::kSharedExperts, Module::kSharedExperts, "shared.gate_proj", shared, h, false);
           linear(Part::kSharedExperts, Module::kSharedExperts, "shared.up_proj", shared, h, false);
           linear(Part::kSharedExperts, Module::kSharedExperts, "shared.down_proj", h, shared, false);
           if (s.shared_expert_gate) mat(Part::kSharedExperts, 1, h);
@@ -262,6 +270,7 @@ class TensorList {
       case LayerKind::kMamba1: mamba1(); break;
       case LayerKind::kMamba2: mamba2(); break;
       case LayerKind::kLinearAttention: linear_attention(); break;
+      case LayerKind::kNoMixer: break;
     }
     mlp(l.mlp, n);
     for (int i = 0; i < m_.norms_per_layer; ++i) norm(m_.hidden_size);
@@ -511,8 +520,9 @@ ParamCount count_parameters(const ModelConfig& m) {
   });
   for (const LayerSpec& l : m.layers) {
     if (l.mlp.kind == MlpKind::kMoe) {
-      const int64_t per_expert = 3 * static_cast<int64_t>(m.hidden_size) * l.mlp.expert_intermediate_size +
-                                 (l.mlp.expert_bias ? 2 * l.mlp.expert_intermediate_size + m.hidden_size : 0);
+      const int64_t eh = l.mlp.expert_latent_size > 0 ? l.mlp.expert_latent_size : m.hidden_size;
+      const int64_t per_expert = (l.mlp.gated_experts ? 3 : 2) * eh * l.mlp.expert_intermediate_size +
+                                 (l.mlp.expert_bias ? 2 * l.mlp.expert_intermediate_size + eh : 0);
       c.active_experts += static_cast<int64_t>(l.mlp.experts_per_token) * per_expert;
     }
   }

@@ -14,9 +14,18 @@ bool has_lightning_attention(const ModelConfig& m) {
 }
 
 bool is_qwen3_5(const ModelConfig& m) { return m.model_type.rfind("qwen3_5", 0) == 0; }
+bool is_nemotron_h(const ModelConfig& m) { return m.model_type == "nemotron_h"; }
 
 std::string declared_text(const ModelConfig& m) {
-  return fmt::format("the config's mamba_ssm_dtype ({})", dtype_name(*m.declared_state_dtype));
+  return fmt::format("the config's {} ({})",
+                     m.declared_state_dtype_field.empty() ? "mamba_ssm_dtype" : m.declared_state_dtype_field,
+                     dtype_name(*m.declared_state_dtype));
+}
+
+// SGLang reads `mamba_ssm_dtype` (top level or text_config) and no other key.
+bool sglang_reads_declared(const ModelConfig& m) {
+  return m.declared_state_dtype && (m.declared_state_dtype_field.empty() ||
+                                    m.declared_state_dtype_field.find("mamba_ssm_dtype") != std::string::npos);
 }
 
 }  // namespace
@@ -29,6 +38,17 @@ RecurrentStateDtype engine_state_dtype(const ModelConfig& m, Engine engine, DTyp
         return {model_dtype, fmt::format("vLLM keeps lightning-attention state in the model dtype ({}) "
                                          "(mamba_utils.py linear_attention_state_dtype)",
                                          dtype_name(model_dtype))};
+      }
+      if (is_nemotron_h(m)) {
+        // models/config.py NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype (auto only);
+        // versions before its DEFAULT_MAMBA_SSM_CACHE_DTYPE fell back to float16 instead.
+        if (declared) {
+          return {*m.declared_state_dtype, fmt::format("{}, which vLLM applies to Nemotron-H (models/config.py "
+                                                       "NemotronHForCausalLMConfig)",
+                                                       declared_text(m))};
+        }
+        return {DType::kF32, "vLLM's default for Nemotron-H when the config names no mamba_ssm_cache_dtype: fp32 "
+                             "(models/config.py NemotronHForCausalLMConfig; float16 in older versions)"};
       }
       if (declared && is_qwen3_5(m)) {
         return {*m.declared_state_dtype,
@@ -43,6 +63,11 @@ RecurrentStateDtype engine_state_dtype(const ModelConfig& m, Engine engine, DTyp
                                                               declared_text(m), m.model_type)
                                                 : "")};
     case Engine::kSglang:
+      if (declared && !sglang_reads_declared(m)) {
+        return {DType::kF32, fmt::format("SGLang's default: fp32; it reads mamba_ssm_dtype, not {} "
+                                         "(configs/mamba_utils.py mamba2_state_dtype)",
+                                         declared_text(m))};
+      }
       if (declared) return {*m.declared_state_dtype, fmt::format("{} (SGLang configs/mamba_utils.py mamba2_state_dtype)", declared_text(m))};
       return {DType::kF32, "SGLang's default when the config names none: fp32 (configs/mamba_utils.py mamba2_state_dtype)"};
     case Engine::kTrtllm:

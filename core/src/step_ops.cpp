@@ -31,14 +31,6 @@ double weight_bytes(int64_t rows, int64_t cols, const WeightFormat& f, bool quan
   return static_cast<double>(rows * cols) * (f.dtype == DType::kF32 ? 4.0 : 2.0);
 }
 
-bool same_mlp(const MlpShape& a, const MlpShape& b) {
-  return a.kind == b.kind && a.intermediate_size == b.intermediate_size && a.num_experts == b.num_experts &&
-         a.experts_per_token == b.experts_per_token && a.expert_intermediate_size == b.expert_intermediate_size &&
-         a.shared_intermediate_size == b.shared_intermediate_size &&
-         a.shared_expert_gate == b.shared_expert_gate && a.bias == b.bias && a.expert_bias == b.expert_bias &&
-         a.router_bias == b.router_bias;
-}
-
 struct LayerKey {
   LayerKind kind;
   int window;
@@ -46,7 +38,7 @@ struct LayerKey {
   MlpShape mlp;
   uint8_t quant_mask;
   bool operator==(const LayerKey& o) const {
-    return kind == o.kind && window == o.window && shared == o.shared && same_mlp(mlp, o.mlp) &&
+    return kind == o.kind && window == o.window && shared == o.shared && mlp == o.mlp &&
            quant_mask == o.quant_mask;
   }
 };
@@ -301,7 +293,7 @@ class Builder {
   void mamba2_layer() {
     const MambaShape& a = m_.mamba;
     const int64_t di = a.d_inner / tp_;
-    const int64_t g = a.n_groups >= tp_ ? a.n_groups / tp_ : a.n_groups;
+    const int64_t g = a.groups_per_gpu(tp_);
     const int64_t heads = a.num_heads / tp_;
     const int64_t N = a.d_state, P = a.head_dim;
     const int64_t conv = di + 2 * g * N;
@@ -421,11 +413,19 @@ class Builder {
         add("router", OpClass::kGemm, 2.0 * T_ * h_ * E,
             static_cast<double>(E * h_) * kAct + T_ * h_ * kAct + T_ * E * kLogit)
             .shape = OpShape{{T_, static_cast<double>(E), static_cast<double>(h_), 0}, 3};
+        // Latent MoE (Nemotron-3): the routed experts run in the latent width between two
+        // projections every rank computes whole (vLLM ReplicatedLinear).
+        const int64_t expert_hidden = s.expert_latent_size > 0 ? s.expert_latent_size : h_;
+        if (s.expert_latent_size > 0) {
+          module(kQuantExperts);
+          gemm("fc1_latent_proj", T_, expert_hidden, h_);
+        }
         module(kQuantExperts);
         // One fused MoE forward (fused_moe.h): top-k over the router logits, the grouped GEMMs over
         // the experts the straggler rank's tokens touch, activation and combine.
         FusedMoeShape f;
-        f.hidden = h_;
+        f.hidden = expert_hidden;
+        f.gated = s.gated_experts;
         f.experts = static_cast<int>(E);
         f.top_k = static_cast<int>(k);
         f.routing = o_.moe_routing.value_or(default_moe_routing(m_));
@@ -458,19 +458,26 @@ class Builder {
           f.tokens = T_;
           f.width = s.expert_intermediate_size / tp_;
         }
-        const double gate_up_bias = s.expert_bias ? 2.0 * f.width * kAct : 0.0;
-        f.expert_weight_bytes = weight_bytes(2 * f.width, h_, o_.weights, quantized_now()) + gate_up_bias +
-                                weight_bytes(h_, f.width, o_.weights, quantized_now());
+        const int64_t up_width = s.gated_experts ? 2 * f.width : f.width;
+        const double gate_up_bias = s.expert_bias ? up_width * kAct : 0.0;
+        f.expert_weight_bytes = weight_bytes(up_width, expert_hidden, o_.weights, quantized_now()) + gate_up_bias +
+                                weight_bytes(expert_hidden, f.width, o_.weights, quantized_now());
         StepOp op = fused_moe_op(f);
         op.layer_type = layer_type_;
         op.group = group_;
         op.repeat = repeat_;
         out_.ops.push_back(op);
+        if (s.expert_latent_size > 0) gemm("fc2_latent_proj", T_, h_, expert_hidden);
         if (s.shared_intermediate_size > 0) {
           module(kQuantShared);
           const int64_t si = s.shared_intermediate_size / tp_;
-          gemm("shared_gate_up", T_, 2 * si + (s.shared_expert_gate ? 1 : 0), h_);
-          add("shared_act_mul", OpClass::kElementwise, 4.0 * T_ * si, 3.0 * T_ * si * kAct);
+          if (s.gated_experts) {
+            gemm("shared_gate_up", T_, 2 * si + (s.shared_expert_gate ? 1 : 0), h_);
+            add("shared_act_mul", OpClass::kElementwise, 4.0 * T_ * si, 3.0 * T_ * si * kAct);
+          } else {
+            gemm("shared_up", T_, si, h_);
+            add("shared_act", OpClass::kElementwise, 4.0 * T_ * si, 2.0 * T_ * si * kAct);
+          }
           gemm("shared_down", T_, h_, si);
         }
         return;
@@ -500,9 +507,11 @@ class Builder {
       case LayerKind::kMamba1: mamba1_layer(); break;
       case LayerKind::kMamba2: mamba2_layer(); break;
       case LayerKind::kLinearAttention: linear_attention_layer(); break;
+      case LayerKind::kNoMixer: break;
     }
+    const bool has_mixer = l.kind != LayerKind::kNoMixer;
     const bool has_mlp = l.mlp.kind == MlpKind::kMoe || l.mlp.intermediate_size > 0;
-    if (has_mlp && !m_.parallel_block) all_reduce("attn_all_reduce");
+    if (has_mixer && has_mlp && !m_.parallel_block) all_reduce("attn_all_reduce");
     if (has_mlp) {
       norms("mlp_norm", m_.parallel_block ? 0 : mlp_norms);
       mlp(l.mlp);

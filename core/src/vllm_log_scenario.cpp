@@ -209,7 +209,7 @@ std::vector<LogComparisonRow> compare_to_log(const VllmLog& log, const MemoryPla
   rows.push_back({"KV cache blocks", blocks, static_cast<double>(plan.num_blocks), "blocks"});
   std::optional<double> tokens;
   if (log.kv_cache_tokens) tokens = static_cast<double>(*log.kv_cache_tokens);
-  rows.push_back({"GPU KV cache size", tokens, static_cast<double>(plan.kv_cache_tokens), "tokens"});
+  rows.push_back({"GPU KV cache size", tokens, static_cast<double>(plan.printed_kv_tokens), "tokens"});
   rows.push_back({"maximum concurrency", log.max_concurrency, plan.max_concurrency, "x"});
   // From 0.21 kvplan's term stands for vLLM's estimate (subtracted); before, for the capture.
   if (log.cuda_graph_estimate_gib) {

@@ -96,6 +96,8 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
               a.num_heads / tp * (a.qk_nope_head_dim + a.v_head_dim);
     } else if (l.kind == LayerKind::kMamba1 || l.kind == LayerKind::kMamba2) {
       mixer = 3 * m.mamba.d_inner / tp;
+    } else if (l.kind == LayerKind::kNoMixer) {
+      mixer = 0;
     } else {
       const LinearAttentionShape& a = m.linear;
       mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;
@@ -104,10 +106,12 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
     switch (l.mlp.kind) {
       case MlpKind::kGated: mlp = 3 * l.mlp.intermediate_size / tp; break;
       case MlpKind::kPlain: mlp = 2 * l.mlp.intermediate_size / tp; break;
-      case MlpKind::kMoe:
-        mlp = l.mlp.experts_per_token * 3 * l.mlp.expert_intermediate_size / tp +
-              3 * l.mlp.shared_intermediate_size / tp;
+      case MlpKind::kMoe: {
+        const int64_t per_width = l.mlp.gated_experts ? 3 : 2;  // [up (+ gate), activation]
+        mlp = l.mlp.experts_per_token * per_width * l.mlp.expert_intermediate_size / tp +
+              per_width * l.mlp.shared_intermediate_size / tp;
         break;
+      }
     }
     widest = std::max({widest, mixer, mlp});
   }

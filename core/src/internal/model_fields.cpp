@@ -29,8 +29,10 @@ void read_common(const JsonFields& f, ModelConfig& m, std::string_view layers_ke
   m.hidden_size = bounded(f, "hidden_size", f.positive_int("hidden_size"), kMaxHiddenSize);
   m.vocab_size = bounded(f, "vocab_size", f.positive_int("vocab_size"), kMaxVocabSize);
   // Bounded before the per-layer table is allocated (2^31 layers once asked for 85 GB).
-  int n = bounded(f, layers_key, f.positive_int(layers_key), kMaxLayers);
-  m.layers.assign(static_cast<size_t>(n), LayerSpec{});
+  if (!layers_key.empty()) {
+    int n = bounded(f, layers_key, f.positive_int(layers_key), kMaxLayers);
+    m.layers.assign(static_cast<size_t>(n), LayerSpec{});
+  }
   m.max_position_embeddings = f.has("max_position_embeddings") ? f.positive_int64("max_position_embeddings") : 0;
   if (m.max_position_embeddings > kMaxTokens) {
     f.fail("max_position_embeddings", std::to_string(m.max_position_embeddings),

@@ -16,6 +16,7 @@ namespace kvplan::internal {
 void require_divides(const JsonFields& f, std::string_view small_key, int small, std::string_view big_key, int big);
 
 // hidden_size, vocab_size, the layer count, max_position_embeddings and the checkpoint dtype.
+// An empty `layers_key`: the caller sizes m.layers itself.
 void read_common(const JsonFields& f, ModelConfig& m, std::string_view layers_key = "num_hidden_layers");
 
 // Softmax attention heads of Llama-like models: heads, KV heads, head_dim, biases, partial RoPE.
@@ -73,6 +74,7 @@ ModelConfig parse_qwen3_next(const JsonFields& f, ModelConfig m);
 ModelConfig parse_minimax(const JsonFields& f, ModelConfig m);
 ModelConfig parse_minimax_m2(const JsonFields& f, ModelConfig m);
 ModelConfig parse_qwen3_5_text(const JsonFields& f, ModelConfig m);
+ModelConfig parse_nemotron_h(const JsonFields& f, ModelConfig m);
 
 // Multimodal wrappers: read the language model (top level or text_config) with its own family
 // parser, then the vision encoder's shape.

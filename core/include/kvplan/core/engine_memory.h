@@ -3,7 +3,7 @@
 //
 //   ServingConfig cfg;  cfg.engine = Engine::kVllm;  cfg.max_model_len = 8192;
 //   MemoryPlan plan = plan_memory(model, gpu, scheme, parallel, cfg);
-//   plan.kv_cache_tokens;    // vLLM's "GPU KV cache size: N tokens"
+//   plan.printed_kv_tokens;  // vLLM's "GPU KV cache size: N tokens"
 //   plan.max_concurrency;    // vLLM's "Maximum concurrency for M tokens per request: X"
 //
 // Each engine's budget rule (DESIGN §3):
@@ -117,7 +117,10 @@ struct MemoryPlan {
   int tokens_per_block = 0;
   int64_t block_bytes = 0;           // one block across every KV layer on this GPU
   int64_t num_blocks = 0;
-  int64_t kv_cache_tokens = 0;       // the engine's printed KV capacity in tokens
+  int64_t kv_cache_tokens = 0;       // the pool's capacity in tokens (blocks x tokens per block)
+  // The engine's printed "GPU KV cache size": kv_cache_tokens, except vLLM >= 0.20, which prints
+  // int(max_concurrency x max_model_len) (kv_cache_utils.py _report_kv_cache_config, PR #38364).
+  int64_t printed_kv_tokens = 0;
   int64_t max_model_len = 0;
   double max_concurrency = 0;        // the engine's printed "maximum concurrency" figure
   int64_t requests_at_max_len = 0;   // kvplan's own count: windows, eviction, state included

@@ -35,9 +35,11 @@ enum class LayerKind {
   kLinearAttention,   // recurrent state (Gated DeltaNet in Qwen3-Next)
   kMamba1,            // selective SSM (Jamba)
   kMamba2,            // SSD (Mamba-2)
+  kNoMixer,           // no token mixer: the layer is its MLP alone (Nemotron-H '-' and 'E' blocks)
 };
+inline constexpr int kNumLayerKinds = static_cast<int>(LayerKind::kNoMixer) + 1;
 std::string_view layer_kind_name(LayerKind kind);
-bool holds_kv_per_token(LayerKind kind);  // true for attention kinds, false for recurrent state
+bool holds_kv_per_token(LayerKind kind);  // true for attention kinds, false for recurrent state and kNoMixer
 
 // Softmax attention shapes (full and sliding layers).
 struct AttentionShape {
@@ -98,6 +100,10 @@ struct MambaShape {
   bool conv_bias = true;
   bool proj_bias = false;
   bool inner_layernorms = false;  // Jamba: RMSNorm on dt, B and C
+  // Mamba-2 B/C groups on one of tp GPUs: vLLM replicates groups so that every rank holds whole
+  // ones (mamba_utils.py extra_groups_for_head_shards): n_groups / tp when tp divides n_groups,
+  // else one.
+  int groups_per_gpu(int tp) const { return n_groups % tp == 0 ? n_groups / tp : 1; }
 };
 
 enum class MlpKind { kGated, kPlain, kMoe };
@@ -114,6 +120,14 @@ struct MlpShape {
   bool router_bias = false;          // DeepSeek-V3: e_score_correction_bias; gpt-oss router bias
   bool expert_bias = false;          // gpt-oss: biases on every expert projection
   bool bias = false;                 // dense MLP linear biases
+  // false: routed and shared experts have up and down projections only, no gate (Nemotron-H's
+  // relu2 experts, vLLM is_non_gated_moe).
+  bool gated_experts = true;
+  // Nemotron-3 latent MoE (moe_latent_size): the routed experts work in this width;
+  // fc1_latent_proj / fc2_latent_proj project to and from it, replicated on every rank. 0: none.
+  int expert_latent_size = 0;
+
+  bool operator==(const MlpShape&) const = default;
 };
 
 struct LayerSpec {
@@ -185,6 +199,7 @@ struct ModelConfig {
   // The recurrent state dtype the checkpoint asks for (config `mamba_ssm_dtype`, text_config's
   // first); whether an engine reads it is the engine's rule (recurrent_state_dtype.h).
   std::optional<DType> declared_state_dtype;
+  std::string declared_state_dtype_field;  // the config key it was read from, e.g. "mamba_ssm_dtype"
   AttentionShape attention;
   MlaShape mla;
   LinearAttentionShape linear;
