@@ -34,6 +34,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Family-specific module prefixes, so ignore lists written against Hugging Face names match.
 struct ModuleNames {
   const char* layers = "model.layers";
+  const char* attention = "self_attn";
   const char* mlp = "mlp";
   const char* experts = "mlp.experts.0";
   const char* shared = "mlp.shared_experts";
@@ -60,6 +61,14 @@ ModuleNames names_for(const ModelConfig& m) {
     n.shared = "feed_forward.shared_expert";
   }
   if (t == "gpt_oss") n.experts = "mlp.experts";
+  if (t == "nemotron_h") {
+    // every block's one module is its `mixer` (vLLM nemotron_h.py maps backbone. -> model.)
+    n.layers = "backbone.layers";
+    n.attention = "mixer";
+    n.mlp = "mixer";
+    n.experts = "mixer.experts.0";
+    n.shared = "mixer.shared_experts";
+  }
   return n;
 }
 
@@ -448,6 +457,7 @@ std::string module_name(const ModelConfig& m, const ModuleNames& n, const Tensor
   auto replace_prefix = [&](std::string_view from, std::string_view to) {
     if (inner.rfind(from, 0) == 0) inner = std::string(to) + inner.substr(from.size());
   };
+  replace_prefix("self_attn.", std::string(n.attention) + ".");
   replace_prefix("mlp.", std::string(n.mlp) + ".");
   replace_prefix("experts.", std::string(n.experts) + ".");
   replace_prefix("shared.", std::string(n.shared) + ".");

@@ -135,6 +135,23 @@ TEST(NemotronH, NanoMatchesItsPublishedCountAndActiveParameters) {
   EXPECT_EQ(c.active(), c.total() - int64_t{23} * 128 * 9977856 + int64_t{23} * 6 * 9977856);
 }
 
+TEST(NemotronH, Nvfp4KeepsTheAttentionAndTheMambaBlocksBeforeItIn16Bit) {
+  const ModelConfig m = resolve_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4");
+  EXPECT_EQ(count_parameters(m).total(), 31577940288);
+  // ModelOpt NVFP4 linear of n elements: n/2 (e2m1) + n/16 (fp8 scales) + 8 (two fp32 scales).
+  //   MoE block: 128 experts x (up + down, 4,988,928 each) = 128 x 2 x 2,806,280; shared up + down
+  //   (9,977,856 each) 2 x 5,612,552; router (344,064 + 128) and block norm 2,688 in bf16
+  //   = 730,326,544 B.
+  //   17 quantized Mamba blocks: in_proj 27,697,152 -> 15,579,656, out_proj 11,010,048 -> 6,193,160,
+  //   conv, dt/A/D, gated norm and block norm (37,696) in bf16 = 21,848,208 B.
+  //   6 Mamba blocks before the attention blocks and the 6 attention blocks in bf16 (exclude list):
+  //   2 x 38,744,896 and 2 x 23,399,040; embeddings, lm_head and norm_f in bf16.
+  const int64_t expected = int64_t{23} * 730326544 + int64_t{17} * 21848208 + 6 * (int64_t{2} * 38744896) +
+                           6 * (int64_t{2} * 23399040) + int64_t{2} * 704643072 + 2 * 2688;
+  EXPECT_EQ(weight_bytes_total(m, WeightFormat{m.dtype, m.quantization}), expected);
+  EXPECT_EQ(expected, 19323948800);  // 18.00 GiB
+}
+
 TEST(NemotronH, LatentMoeProjectionsAreReplicatedAndTheExpertsWorkInTheLatent) {
   const ModelConfig m = resolve_model("nemotron-3-super-120b-a12b");
   ASSERT_EQ(m.layers[1].mlp.expert_latent_size, 1024);
