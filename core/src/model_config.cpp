@@ -121,6 +121,7 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"jamba", internal::parse_jamba},
       {"kimi_k2", internal::parse_deepseek},
       {"kimi_k25", internal::parse_kimi_k25},
+      {"kimi_linear", internal::parse_kimi_linear},
       {"llama", parse_llama},
       {"llama4", internal::parse_llama4},
       {"llama4_text", internal::parse_llama4_text},
@@ -162,8 +163,8 @@ const char* not_yet_modelled(std::string_view type) {
   static const std::vector<std::pair<std::string_view, const char*>> table = {
       {"deepseek_v4", "DeepSeek-V4's compressed sparse attention (CSA / HCA compressed caches, compress_ratios) and "
                       "mHC are not modelled yet"},
-      {"kimi_k3", "Kimi-K3's Kimi delta attention (KDA) layers in its kimi_linear language model are not modelled yet"},
-      {"kimi_linear", "Kimi delta attention (KDA) layers are not modelled yet"},
+      {"kimi_k3", "Kimi-K3's additions to its kimi_linear language model (attention residual blocks, latent experts, "
+                  "SiTU, gated MLA) are not enumerated yet"},
       {"minimax_m3", "MiniMax-M3's sparse attention is not modelled yet"},
       {"gemma4", "Gemma-4's layer and MoE layout is not enumerated yet"},
       {"gemma4_text", "Gemma-4's layer and MoE layout is not enumerated yet"},

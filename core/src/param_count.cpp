@@ -55,6 +55,10 @@ ModuleNames names_for(const ModelConfig& m) {
   if (t == "qwen2_moe" || t == "qwen3_moe" || t == "qwen3_next" || t.rfind("qwen3_5", 0) == 0) n.shared = "mlp.shared_expert";
   if (t == "qwen3_5" || t == "qwen3_5_moe" || t == "qwen3_vl" || t == "qwen3_vl_moe") n.layers = "model.language_model.layers";
   if (t == "kimi_k25") n.layers = "language_model.model.layers";
+  if (t == "kimi_linear") {
+    n.experts = "block_sparse_moe.experts.0";
+    n.shared = "block_sparse_moe.shared_experts";
+  }
   if (t == "llama4" || t == "llama4_text") {
     n.mlp = "feed_forward";
     n.experts = "feed_forward.experts";
@@ -207,6 +211,24 @@ class TensorList {
       linear(Part::kRecurrent, mod, "self_attn.output_gate", value_dim, h, false);
       vec(Part::kRecurrent, value_dim);  // norm
       linear(Part::kRecurrent, mod, "self_attn.out_proj", h, value_dim, false);
+      return;
+    }
+    if (a.kind == LinearAttentionKind::kKimiDelta) {
+      // vLLM layers/kda.py KimiDeltaAttention: P = heads x head_dim; f_a and g_a are replicated.
+      const int64_t d = a.key_head_dim;
+      linear(Part::kRecurrent, mod, "self_attn.q_proj", key_dim, h, false);
+      linear(Part::kRecurrent, mod, "self_attn.k_proj", key_dim, h, false);
+      linear(Part::kRecurrent, mod, "self_attn.v_proj", value_dim, h, false);
+      linear(Part::kRecurrent, mod, "self_attn.f_a_proj", d, h, false);
+      linear(Part::kRecurrent, mod, "self_attn.f_b_proj", key_dim, d, false);
+      vec(Part::kRecurrent, key_dim);  // dt_bias (fp32 in the checkpoint)
+      linear(Part::kRecurrent, mod, "self_attn.b_proj", value_heads, h, false);
+      mat(Part::kRecurrent, 2 * key_dim + value_dim, a.conv_kernel);  // q/k/v_conv1d (fp32)
+      vec(Part::kRecurrent, value_heads);                               // A_log (fp32)
+      linear(Part::kRecurrent, mod, "self_attn.g_a_proj", d, h, false);
+      linear(Part::kRecurrent, mod, "self_attn.g_b_proj", value_dim, d, false);
+      vec(Part::kRecurrent, a.value_head_dim);  // o_norm
+      linear(Part::kRecurrent, mod, "self_attn.o_proj", h, value_dim, false);
       return;
     }
     linear(Part::kRecurrent, mod, "linear_attn.in_proj_qkvz", 2 * key_dim + 2 * value_dim, h, false);

@@ -13,6 +13,10 @@ bool has_lightning_attention(const ModelConfig& m) {
   return m.linear.kind == LinearAttentionKind::kLightning && m.count_layers(LayerKind::kLinearAttention) > 0;
 }
 
+bool has_kimi_delta_attention(const ModelConfig& m) {
+  return m.linear.kind == LinearAttentionKind::kKimiDelta && m.count_layers(LayerKind::kLinearAttention) > 0;
+}
+
 bool is_qwen3_5(const ModelConfig& m) { return m.model_type.rfind("qwen3_5", 0) == 0; }
 bool is_nemotron_h(const ModelConfig& m) { return m.model_type == "nemotron_h"; }
 
@@ -38,6 +42,10 @@ RecurrentStateDtype engine_state_dtype(const ModelConfig& m, Engine engine, DTyp
         return {model_dtype, fmt::format("vLLM keeps lightning-attention state in the model dtype ({}) "
                                          "(mamba_utils.py linear_attention_state_dtype)",
                                          dtype_name(model_dtype))};
+      }
+      if (has_kimi_delta_attention(m)) {
+        return {DType::kF32, "vLLM keeps Kimi delta attention's recurrent state in fp32 whatever the flag "
+                             "(mamba_utils.py kda_state_dtype)"};
       }
       if (is_nemotron_h(m)) {
         // models/config.py NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype (auto only);
@@ -88,6 +96,12 @@ RecurrentStateDtype chosen_state_dtype(const ModelConfig& m, Engine engine, DTyp
         "--mamba-ssm-cache-dtype={}: vLLM keeps {}'s lightning-attention state in the model dtype ({}) and does not "
         "read this flag (mamba_utils.py linear_attention_state_dtype); leave it at auto",
         dtype_name(chosen), m.name, dtype_name(model_dtype)));
+  }
+  if (engine == Engine::kVllm && has_kimi_delta_attention(m) && chosen != DType::kF32) {
+    throw ConfigError(fmt::format(
+        "--mamba-ssm-cache-dtype={}: vLLM keeps {}'s Kimi delta attention state in fp32 and does not read this flag "
+        "(mamba_utils.py kda_state_dtype); leave it at auto",
+        dtype_name(chosen), m.name));
   }
   return {chosen, "given (--mamba-ssm-cache-dtype)"};
 }

@@ -351,9 +351,22 @@ class Builder {
       gemm("qkv_proj", T_, 2 * key_dim + value_dim, h_);
       gemm("output_gate", T_, value_dim, h_);
     } else {
-      gemm("in_proj", T_, 2 * key_dim + 2 * value_dim + 2 * vh, h_, 2);  // in_proj_qkvz + in_proj_ba
+      if (a.kind == LinearAttentionKind::kKimiDelta) {
+        // Kimi delta attention (vLLM layers/kda.py): q, k, v and beta from the hidden state, the
+        // per-channel decay and the output gate through rank-head_dim pairs (f_a / g_a replicated).
+        gemm("qkv_proj", T_, 2 * key_dim + value_dim, h_, 3);
+        gemm("b_proj", T_, vh, h_);
+        gemm("f_a_proj", T_, dk, h_);
+        gemm("f_b_proj", T_, key_dim, dk);
+        gemm("g_a_proj", T_, dv, h_);
+        gemm("g_b_proj", T_, value_dim, dv);
+      } else {
+        gemm("in_proj", T_, 2 * key_dim + 2 * value_dim + 2 * vh, h_, 2);  // in_proj_qkvz + in_proj_ba
+      }
       // Gated DeltaNet: the causal conv1d over q, k, v and the delta rule, one op per phase
-      // (gated_deltanet, mixer_ops.h: the published table times the two kernels together).
+      // (gated_deltanet, mixer_ops.h: the published table times the two kernels together). KDA's
+      // recurrence has the same shape with a per-channel decay; it is priced by this class (the
+      // model's notes say so).
       const int64_t hk = a.num_key_heads / tp_;
       const double state = static_cast<double>(group().state_bytes_per_request);
       mark_attention();

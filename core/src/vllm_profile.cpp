@@ -192,8 +192,8 @@ double vllm_v1_hybrid_max_concurrency(const VllmKvGroups& groups, int64_t vllm_b
   int64_t blocks_per_request = 0;
   for (const VllmKvGroups::Type& t : groups.types) {
     int64_t per_group = 0;
-    if (t.kind == LayerKind::kFullAttention) {
-      per_group = (max_model_len + b - 1) / b;
+    if (t.kind == LayerKind::kFullAttention || t.kind == LayerKind::kMla) {
+      per_group = (max_model_len + b - 1) / b;  // FullAttentionSpec (MLAAttentionSpec is one)
     } else if (t.kind == LayerKind::kSlidingAttention && t.window_tokens > 0) {
       const int64_t tokens = std::min<int64_t>(t.window_tokens - 1 + max_num_batched_tokens, max_model_len);
       per_group = (tokens + b - 1) / b + 1;

@@ -75,6 +75,7 @@ ModelConfig parse_minimax(const JsonFields& f, ModelConfig m);
 ModelConfig parse_minimax_m2(const JsonFields& f, ModelConfig m);
 ModelConfig parse_qwen3_5_text(const JsonFields& f, ModelConfig m);
 ModelConfig parse_nemotron_h(const JsonFields& f, ModelConfig m);
+ModelConfig parse_kimi_linear(const JsonFields& f, ModelConfig m);
 
 // Multimodal wrappers: read the language model (top level or text_config) with its own family
 // parser, then the vision encoder's shape.

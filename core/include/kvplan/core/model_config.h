@@ -73,10 +73,12 @@ struct MlaShape {
   int index_topk = 0;
 };
 
-// Linear attention: Gated DeltaNet (Qwen3-Next) or MiniMax lightning attention.
+// Linear attention: Gated DeltaNet (Qwen3-Next), MiniMax lightning attention or Kimi delta attention.
 enum class LinearAttentionKind {
   kGatedDeltaNet,  // in_proj_qkvz + in_proj_ba, short convolution, gated RMSNorm, out_proj
   kLightning,      // MiniMax: qkv_proj, output_gate, RMSNorm, out_proj; no convolution
+  kKimiDelta,      // Kimi delta attention (Kimi-Linear): q/k/v_proj, per-channel decay (f_a/f_b), beta,
+                   // q/k/v short convolutions, low-rank output gate (g_a/g_b), gated RMSNorm, o_proj
 };
 
 struct LinearAttentionShape {

@@ -75,7 +75,7 @@ VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout);
 // vLLM V1's "Maximum concurrency for N tokens per request" under the hybrid allocator
 // (kv_cache_utils.py get_max_concurrency_for_kv_cache_config): the pool's `vllm_blocks` (each a
 // page of group_size layers) over the blocks one request of max_model_len takes in every group,
-// where a full-attention group takes cdiv(max_model_len, block) and a sliding group
+// where a full-attention or MLA group takes cdiv(max_model_len, block) and a sliding group
 // cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1
 // (SlidingWindowSpec.max_memory_usage_bytes: "+1 because the window may not start at a block
 // boundary"), and a recurrent-state group one block (MambaSpec's block is max_model_len tokens).
