@@ -159,18 +159,7 @@ int64_t vllm_activation_peak_bytes(const ModelConfig& m, const Parallelism& p, i
       const LinearAttentionShape& a = m.linear;
       mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;
     }
-    int64_t mlp = 0;
-    switch (l.mlp.kind) {
-      case MlpKind::kGated: mlp = 3 * l.mlp.intermediate_size / tp; break;
-      case MlpKind::kPlain: mlp = 2 * l.mlp.intermediate_size / tp; break;
-      case MlpKind::kMoe: {
-        const int64_t per_width = l.mlp.gated_experts ? 3 : 2;  // [up (+ gate), activation]
-        mlp = l.mlp.experts_per_token * per_width * l.mlp.expert_intermediate_size / tp +
-              per_width * l.mlp.shared_intermediate_size / tp;
-        break;
-      }
-    }
-    widest = std::max({widest, mixer, mlp});
+    widest = std::max({widest, mixer, mlp_intermediate_elems(l.mlp, tp)});
   }
   int64_t forward = tokens * s * (2 * h + widest);
   // Sampling: fp32 logits of every sequence and their fp32 softmax probabilities.

@@ -157,8 +157,7 @@ ModelConfig parse_nemotron_h(const JsonFields& f, ModelConfig m) {
   int mlp_index = 0;
   for (size_t i = 0; i < pattern.size(); ++i) {
     LayerSpec& l = m.layers[i];
-    l.mlp = MlpShape{};
-    l.mlp.intermediate_size = 0;  // a mixer block has no MLP
+    l.mlp = MlpShape{};  // a mixer block has no MLP (intermediate_size 0)
     switch (pattern[i]) {
       case 'M': l.kind = LayerKind::kMamba2; break;
       case '*': l.kind = LayerKind::kFullAttention; break;

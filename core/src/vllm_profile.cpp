@@ -80,6 +80,19 @@ constexpr int64_t kV0SamplerBytesPerLogit = 32;
 
 }  // namespace
 
+int64_t mlp_intermediate_elems(const MlpShape& mlp, int64_t tp) {
+  switch (mlp.kind) {
+    case MlpKind::kGated: return 3 * mlp.intermediate_size / tp;
+    case MlpKind::kPlain: return 2 * mlp.intermediate_size / tp;
+    case MlpKind::kMoe: {
+      const int64_t per_width = mlp.gated_experts ? 3 : 2;  // [up (+ gate), activation]
+      return mlp.experts_per_token * per_width * mlp.expert_intermediate_size / tp +
+             per_width * mlp.shared_intermediate_size / tp;
+    }
+  }
+  return 0;
+}
+
 int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
   const int64_t tp = p.tensor_parallel;
   int64_t widest = 0;
@@ -102,18 +115,7 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
       const LinearAttentionShape& a = m.linear;
       mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;
     }
-    int64_t mlp = 0;
-    switch (l.mlp.kind) {
-      case MlpKind::kGated: mlp = 3 * l.mlp.intermediate_size / tp; break;
-      case MlpKind::kPlain: mlp = 2 * l.mlp.intermediate_size / tp; break;
-      case MlpKind::kMoe: {
-        const int64_t per_width = l.mlp.gated_experts ? 3 : 2;  // [up (+ gate), activation]
-        mlp = l.mlp.experts_per_token * per_width * l.mlp.expert_intermediate_size / tp +
-              per_width * l.mlp.shared_intermediate_size / tp;
-        break;
-      }
-    }
-    widest = std::max({widest, mixer, mlp});
+    widest = std::max({widest, mixer, mlp_intermediate_elems(l.mlp, tp)});
   }
   return widest;
 }

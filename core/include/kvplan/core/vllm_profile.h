@@ -32,6 +32,9 @@ int64_t vllm_default_max_model_len(const ModelConfig& model);
 // gate_up plus its activation (3 I / tp), qkv plus the attention output, the fused-MoE caches
 // (top_k x 3 I / tp plus the shared expert), or a recurrent mixer's projections.
 int64_t widest_intermediate_elems(const ModelConfig& model, const Parallelism& parallel);
+// One layer's MLP intermediates per token on one of tp GPUs: gated [2I + I], plain [I + I], MoE
+// top_k experts' and the shared expert's (without a gate for non-gated experts).
+int64_t mlp_intermediate_elems(const MlpShape& mlp, int64_t tp);
 
 // vLLM V1's hybrid KV-cache allocator (>= 0.10, kv_cache_utils.py
 // _get_kv_cache_groups_uniform_page_size): when layers of several attention types share one page
