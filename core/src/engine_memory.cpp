@@ -24,9 +24,18 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int64_t kCudaContextBytes = 512 * kMiB;
 
 int64_t rope_cache_bytes(const ModelConfig& m) {
-  if (m.rotary_dim == 0) return 0;
-  // vLLM keeps one cos/sin cache of [max_position_embeddings, rotary_dim] in the model dtype.
-  return m.max_position_embeddings * m.rotary_dim * (dtype_bits(m.dtype) / 8);
+  // vLLM keeps one cos/sin cache of [max_position_embeddings, rotary_dim] in the model dtype per
+  // distinct rotary embedding (Gemma-4's full-attention layers have their own, AttentionShape::rotary_dim).
+  // A model has at most one layer shape of its own (build_kv_layout keeps one per kind and window,
+  // and only Gemma-4's full-attention layers have one).
+  int64_t widths = m.rotary_dim;
+  for (const LayerSpec& l : m.layers) {
+    if (l.attention) {
+      widths += l.attention->rotary_dim;
+      break;
+    }
+  }
+  return m.max_position_embeddings * widths * (dtype_bits(m.dtype) / 8);
 }
 
 int64_t default_max_model_len(const ModelConfig& m) {
@@ -144,7 +153,7 @@ int64_t vllm_activation_peak_bytes(const ModelConfig& m, const Parallelism& p, i
   for (const LayerSpec& l : m.layers) {
     int64_t mixer = 0;
     if (l.kind == LayerKind::kFullAttention || l.kind == LayerKind::kSlidingAttention) {
-      const AttentionShape& a = m.attention;
+      const AttentionShape& a = layer_attention(m, l);
       int64_t kv = a.num_kv_heads >= tp ? a.num_kv_heads / tp : 1;
       mixer = (a.num_q_heads / tp + 2 * kv) * a.head_dim + a.num_q_heads / tp * a.v_head_dim;
     } else if (l.kind == LayerKind::kMla) {
@@ -207,6 +216,22 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
           "models)",
           pages.block_tokens, pages.alignment, pages.page_bytes, pages.state_bytes,
           100.0 * static_cast<double>(pages.page_bytes - pages.state_bytes) / static_cast<double>(pages.state_bytes)));
+    }
+  }
+  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10)) {
+    // Attention layers of different page sizes (Gemma-4): vLLM multiplies the smaller pages' blocks.
+    const int64_t page = vllm_v1_unify_attention_pages(layout);
+    if (page > 0) {
+      std::string raised;
+      for (const KvLayerGroup& g : layout.groups()) {
+        if (g.block_tokens > 0 && g.block_tokens != s.tokens_per_block) {
+          raised += fmt::format("{}{} to {} tokens", raised.empty() ? "" : ", ", g.name, g.block_tokens);
+        }
+      }
+      plan.notes.push_back(fmt::format(
+          "vLLM makes every layer's KV page {} B by enlarging the blocks of the layers whose page is smaller: {} "
+          "(kv_cache_utils.py unify_kv_cache_spec_page_size); kvplan's simulator pages every group at {} tokens",
+          page, raised, s.tokens_per_block));
     }
   }
   const bool last_stage = stage == p.pipeline_parallel - 1;

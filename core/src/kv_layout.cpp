@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/core/error.h"
+
 namespace kvplan {
 
 namespace {
@@ -48,7 +50,8 @@ int64_t vector_bytes_16bit(const VectorSet& v) { return v.count * v.dim * 2; }
 // KIVI key metadata: a scale and zero point per channel for every group of g quantized tokens.
 int64_t kivi_key_meta_per_group(const VectorSet& v) { return v.count * v.dim * kScaleBytes * 2; }
 
-std::vector<VectorSet> vectors_of(const ModelConfig& m, const KvScheme& s, LayerKind kind, int heads) {
+std::vector<VectorSet> vectors_of(const ModelConfig& m, const AttentionShape& a, const KvScheme& s, LayerKind kind,
+                                  int heads) {
   if (kind == LayerKind::kMla) {
     if (s.mla_expanded_head_dim > 0) {
       // pre-MLA vLLM: K and V per head, zero-padded to one head size
@@ -56,8 +59,8 @@ std::vector<VectorSet> vectors_of(const ModelConfig& m, const KvScheme& s, Layer
     }
     return {VectorSet{1, m.mla.kv_lora_rank + m.mla.qk_rope_head_dim, false}};
   }
-  int dk = s.low_rank > 0 ? s.low_rank : m.attention.head_dim;
-  int dv = s.low_rank > 0 ? s.low_rank : m.attention.v_head_dim;
+  int dk = s.low_rank > 0 ? s.low_rank : a.head_dim;
+  int dv = s.low_rank > 0 ? s.low_rank : a.v_head_dim;
   return {VectorSet{heads, dk, true}, VectorSet{heads, dv, false}};
 }
 
@@ -111,7 +114,7 @@ namespace {
 // Blocks one layer group holds for a request of `tokens` tokens (paged).
 int64_t group_blocks(const KvLayout& layout, const KvLayerGroup& g, int64_t tokens) {
   const KvScheme& s = layout.scheme();
-  const int64_t b = s.tokens_per_block;
+  const int64_t b = layout.block_tokens(g);
   if (!holds_kv_per_token(g.kind) || g.num_layers == 0 || tokens <= 0) return 0;
   if (g.kind == LayerKind::kSlidingAttention && tokens > g.window_tokens && s.eviction == Eviction::kNone) {
     // Blocks touched by the window [tokens - w, tokens): the first may be partial.
@@ -138,8 +141,8 @@ int64_t KvLayout::request_blocks(int64_t tokens) const {
 int64_t KvLayout::request_allocated_bytes(int64_t tokens) const {
   if (!scheme_.paged) return request_bytes(tokens);
   int64_t total = 0;
-  const int64_t b = scheme_.tokens_per_block;
   for (const KvLayerGroup& g : groups_) {
+    const int64_t b = block_tokens(g);
     if (!holds_kv_per_token(g.kind)) {
       total += g.num_layers * g.state_bytes_per_request;
       continue;
@@ -172,8 +175,7 @@ int64_t KvLayout::engine_block_bytes() const {
   int64_t total = 0;
   for (const KvLayerGroup& g : groups_) {
     if (!holds_kv_per_token(g.kind)) continue;
-    total += g.num_layers *
-             static_cast<int64_t>(std::ceil(g.bytes_per_token * scheme_.tokens_per_block));
+    total += g.num_layers * static_cast<int64_t>(std::ceil(g.bytes_per_token * block_tokens(g)));
   }
   return total;
 }
@@ -216,6 +218,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
   // (key, group) in order of first appearance; sorted by key at the end. A model has a handful of
   // groups, so a linear search beats a std::map node per group on every memory answer.
   std::vector<std::pair<GroupKey, KvLayerGroup>> groups;
+  std::vector<const AttentionShape*> shapes;  // per group: the softmax-attention shape of its layers
   int attention_index = 0;  // position among per-token layers, for cross-layer sharing
   for (int i = 0; i < m.num_layers(); ++i) {
     const LayerSpec& layer = m.layers[static_cast<size_t>(i)];
@@ -228,7 +231,15 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
       return !(e.first < key) && !(key < e.first);
     });
     const bool inserted = it == groups.end();
-    if (inserted) it = groups.insert(groups.end(), {key, KvLayerGroup{}});
+    if (inserted) {
+      it = groups.insert(groups.end(), {key, KvLayerGroup{}});
+      shapes.push_back(&layer_attention(m, layer));
+    } else if (!(*shapes[static_cast<size_t>(it - groups.begin())] == layer_attention(m, layer))) {
+      throw ConfigError(fmt::format(
+          "model '{}': layer {} is {} like an earlier layer but has another attention shape; kvplan keeps one shape "
+          "per layer kind and window",
+          m.id, i, layer_kind_name(layer.kind)));
+    }
     KvLayerGroup& g = it->second;
     if (shared) {
       g.shared_layers += 1;
@@ -247,8 +258,9 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
       case LayerKind::kChunkedAttention:
       case LayerKind::kMla: {
         int heads = 1;
+        const AttentionShape& att = layer_attention(m, layer);
         if (layer.kind != LayerKind::kMla) {
-          int kv = m.attention.num_kv_heads;
+          int kv = att.num_kv_heads;
           heads = kv >= tp ? static_cast<int>(ceil_div(kv, tp)) : 1;
         } else if (s.mla_expanded_head_dim > 0) {
           heads = m.mla.num_heads / tp;
@@ -258,7 +270,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
         int64_t elements = 0;
         int64_t key_meta_per_group = 0;
         int64_t bytes16 = 0;
-        for (const VectorSet& v : vectors_of(m, s, layer.kind, heads)) {
+        for (const VectorSet& v : vectors_of(m, att, s, layer.kind, heads)) {
           per_token += vector_bytes_per_token(v, s);
           elements += v.count * v.dim;
           bytes16 += vector_bytes_16bit(v);

@@ -80,8 +80,17 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
   for (const LayerSpec& l : m.layers) ++kinds[static_cast<std::size_t>(l.kind)];
   auto count = [&](LayerKind k) { return kinds[static_cast<std::size_t>(k)]; };
   bool has_attention = count(LayerKind::kFullAttention) + count(LayerKind::kSlidingAttention) > 0;
-  if (has_attention) {
-    const AttentionShape& a = m.attention;
+  // The model's attention shape and a layer shape of its own (Gemma-4's full-attention layers).
+  const AttentionShape* own = nullptr;
+  for (const LayerSpec& l : m.layers) {
+    if (l.attention) {
+      own = &*l.attention;
+      break;
+    }
+  }
+  for (const AttentionShape* shape : {&m.attention, own}) {
+    if (!has_attention || shape == nullptr) continue;
+    const AttentionShape& a = *shape;
     if (a.num_q_heads % tp != 0) {
       bad("tensor-parallel-size", std::to_string(tp),
           fmt::format("must divide num_attention_heads={} of model '{}'", a.num_q_heads, m.id));

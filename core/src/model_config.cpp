@@ -46,6 +46,7 @@ std::string_view vision_kind_name(VisionKind kind) {
     case VisionKind::kLlama4: return "Llama-4 ViT";
     case VisionKind::kQwen3Vl: return "Qwen3-VL ViT";
     case VisionKind::kMoonVit: return "MoonViT";
+    case VisionKind::kGemma4: return "Gemma-4 ViT";
   }
   return "?";
 }
@@ -113,6 +114,8 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"gemma2", internal::parse_gemma2},
       {"gemma3", internal::parse_gemma3},
       {"gemma3_text", internal::parse_gemma3_text},
+      {"gemma4", internal::parse_gemma4},
+      {"gemma4_text", internal::parse_gemma4_text},
       {"glm4_moe", internal::parse_glm4_moe},
       {"glm_moe_dsa", internal::parse_deepseek},
       {"gpt_oss", internal::parse_gpt_oss},
@@ -166,8 +169,6 @@ const char* not_yet_modelled(std::string_view type) {
       {"kimi_k3", "Kimi-K3's additions to its kimi_linear language model (attention residual blocks, latent experts, "
                   "SiTU, gated MLA) are not enumerated yet"},
       {"minimax_m3", "MiniMax-M3's sparse attention is not modelled yet"},
-      {"gemma4", "Gemma-4's layer and MoE layout is not enumerated yet"},
-      {"gemma4_text", "Gemma-4's layer and MoE layout is not enumerated yet"},
   };
   for (const auto& [name, why] : table) {
     if (name == type) return why;

@@ -143,6 +143,47 @@ ModelConfig parse_gemma3(const JsonFields& f, ModelConfig m) {
   return m;
 }
 
+// Gemma-4 (gemma4): gemma4_text in text_config (model_family_gemma4.cpp), the Gemma-4 ViT in
+// vision_config (transformers Gemma4VisionModel: a patch projection, x and y position tables of
+// position_embedding_size rows, RMSNorm-sandwich blocks with q/k norms and a GeGLU MLP, std_bias /
+// std_scale when standardize) and embed_vision's projection into the text width. An audio tower
+// (audio_config) is not enumerated and is refused.
+ModelConfig parse_gemma4(const JsonFields& f, ModelConfig m) {
+  if (f.has("audio_config")) {
+    f.fail("audio_config", "present", "must be null: Gemma-4's audio encoder is not enumerated");
+  }
+  const json text = text_config(f, json::object());
+  const std::string text_type = text.value("model_type", std::string("gemma4_text"));
+  if (text_type != "gemma4_text") f.fail("text_config.model_type", text_type, "must be gemma4_text for model_type gemma4");
+  m = wrapped_text_model(f, m, text, parse_gemma4_text, text_type);
+  if (!f.has("vision_config")) return m;
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  const std::string type = v.string_or("model_type", "gemma4_vision");
+  if (type != "gemma4_vision") v.fail("model_type", type, "must be gemma4_vision");
+  VisionShape& s = m.vision;
+  s.kind = VisionKind::kGemma4;
+  s.hidden_size = v.positive_int("hidden_size");
+  s.intermediate_size = v.positive_int("intermediate_size");
+  s.num_layers = v.positive_int("num_hidden_layers");
+  s.num_heads = v.positive_int("num_attention_heads");
+  s.head_dim = v.positive_int_or("head_dim", s.hidden_size / s.num_heads);
+  s.patch_size = v.positive_int("patch_size");
+  s.num_position_embeddings = v.positive_int("position_embedding_size");
+  s.standardize = v.bool_or("standardize", false);
+  s.out_hidden_size = m.hidden_size;
+  if (v.positive_int_or("num_key_value_heads", s.num_heads) != s.num_heads || s.num_heads * s.head_dim != s.hidden_size) {
+    v.fail("num_key_value_heads", std::to_string(v.positive_int_or("num_key_value_heads", s.num_heads)),
+           fmt::format("must equal num_attention_heads={} with num_attention_heads x head_dim = hidden_size={} (the "
+                       "encoder shape kvplan enumerates)",
+                       s.num_heads, s.hidden_size));
+  }
+  if (v.bool_or("use_clipped_linears", false)) {
+    v.fail("use_clipped_linears", "true", "must be false: the clipping buffers are not enumerated");
+  }
+  return m;
+}
+
 // Llama-4: llama4_text in text_config, the Llama-4 ViT with its pixel-shuffle adapter in
 // vision_config, and a linear projection into the text width.
 ModelConfig parse_llama4(const JsonFields& f, ModelConfig m) {

@@ -90,12 +90,21 @@ void validate_split(const ModelConfig& m, const Parallelism& p, const WeightForm
   const bool attention = m.count_layers(LayerKind::kFullAttention) + m.count_layers(LayerKind::kSlidingAttention) +
                              m.count_layers(LayerKind::kChunkedAttention) > 0;
   if (attention && block) {
-    const AttentionShape& a = m.attention;
-    const int64_t kv = a.num_kv_heads >= tp ? a.num_kv_heads / tp : 1;
-    check_block(m, w.quant, tp, "the query projection", static_cast<int64_t>(a.num_q_heads / tp) * a.head_dim, true, false);
-    check_block(m, w.quant, tp, "the key/value projection", kv * a.head_dim, true, false);
-    check_block(m, w.quant, tp, "the output projection input", static_cast<int64_t>(a.num_q_heads / tp) * a.v_head_dim,
-                false, true);
+    auto check_attention = [&](const AttentionShape& a) {
+      const int64_t kv = a.num_kv_heads >= tp ? a.num_kv_heads / tp : 1;
+      check_block(m, w.quant, tp, "the query projection", static_cast<int64_t>(a.num_q_heads / tp) * a.head_dim, true,
+                  false);
+      check_block(m, w.quant, tp, "the key/value projection", kv * a.head_dim, true, false);
+      check_block(m, w.quant, tp, "the output projection input",
+                  static_cast<int64_t>(a.num_q_heads / tp) * a.v_head_dim, false, true);
+    };
+    check_attention(m.attention);
+    for (const LayerSpec& l : m.layers) {
+      if (l.attention) {
+        check_attention(*l.attention);
+        break;  // one shape of its own at most (build_kv_layout)
+      }
+    }
   }
 }
 

@@ -27,6 +27,9 @@ struct Tensor {
   const char* name = "";  // module name inside the layer, e.g. "self_attn.q_proj"
   int64_t copies = 1;     // identical tensors (e.g. one per routed expert on this GPU)
   bool has_bias = false;  // a linear layer whose bias is listed as its own tensor
+  // Loaded by the engine but not in the checkpoint (Gemma-4's V shard that vLLM fills from
+  // k_proj): in the per-GPU weight bytes, not in the parameter count or the checkpoint's bytes.
+  bool engine_only = false;
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -65,6 +68,13 @@ ModuleNames names_for(const ModelConfig& m) {
     n.shared = "feed_forward.shared_expert";
   }
   if (t == "gpt_oss") n.experts = "mlp.experts";
+  if (t == "gemma4" || t == "gemma4_text") {
+    // modeling_gemma4.py: the dense MLP stays `mlp` beside the routed `experts` (read here as the
+    // shared expert)
+    n.layers = t == "gemma4" ? "model.language_model.layers" : "model.layers";
+    n.experts = "experts";
+    n.shared = "mlp";
+  }
   if (t == "nemotron_h") {
     // every block's one module is its `mixer` (vLLM nemotron_h.py maps backbone. -> model.)
     n.layers = "backbone.layers";
@@ -107,15 +117,19 @@ class TensorList {
     if (m_.norm == NormKind::kLayerNorm) vec(Part::kNorm, width);  // bias
   }
 
-  void attention() {
-    const AttentionShape& a = m_.attention;
+  void attention(const AttentionShape& a) {
     const int64_t h = m_.hidden_size;
     const int64_t hq = a.num_q_heads / tp_;
     const int64_t hkv = a.num_kv_heads >= tp_ ? a.num_kv_heads / tp_ : 1;
     const Module mod = Module::kAttention;
     linear(Part::kAttention, mod, "self_attn.q_proj", hq * a.head_dim * (a.output_gate ? 2 : 1), h, a.qkv_bias);
     linear(Part::kAttention, mod, "self_attn.k_proj", hkv * a.head_dim, h, a.qkv_bias);
-    linear(Part::kAttention, mod, "self_attn.v_proj", hkv * a.v_head_dim, h, a.qkv_bias);
+    if (a.k_eq_v) {
+      // no v_proj in the checkpoint; vLLM's fused qkv_proj still holds a V shard, filled from k_proj
+      add({Part::kAttention, hkv * a.v_head_dim, h, mod, layer_, "self_attn.v_proj", 1, false, true});
+    } else {
+      linear(Part::kAttention, mod, "self_attn.v_proj", hkv * a.v_head_dim, h, a.qkv_bias);
+    }
     linear(Part::kAttention, mod, "self_attn.o_proj", h, hq * a.v_head_dim, false);
     if (a.o_bias) vec(Part::kAttention, h);
     if (a.qk_norm_full_width) {
@@ -268,7 +282,7 @@ class TensorList {
           linear(Part::kMlp, Module::kExperts, "mixer.fc1_latent_proj", eh, h, false);
           linear(Part::kMlp, Module::kExperts, "mixer.fc2_latent_proj", h, eh, false);
         }
-        if (fused_experts_) {
+        if (fused_experts_ || s.fused_gate_up) {
           // gpt-oss stores gate and up fused per expert: gate_up_proj [E, 2I, H]
           linear(Part::kExperts, Module::kExperts, "experts.gate_up_proj", 2 * width, eh, s.expert_bias, copies);
         } else {
@@ -279,6 +293,10 @@ class TensorList {
         if (s.expert_bias) vec(Part::kExperts, eh, copies);
         mat(Part::kRouter, s.num_experts, h);
         if (s.router_bias) vec(Part::kRouter, s.num_experts);
+        if (s.router_scales) {
+          vec(Part::kRouter, h);              // router.scale
+          vec(Part::kRouter, s.num_experts);  // router.per_expert_scale
+        }
         if (s.shared_intermediate_size > 0) {
           const int64_t shared = s.shared_intermediate_size / tp_;
           if (s.gated_experts) linear(Part::kSharedExperts, Module::kSharedExperts, "shared.gate_proj", shared, h, false);
@@ -296,7 +314,7 @@ class TensorList {
     switch (l.kind) {
       case LayerKind::kFullAttention:
       case LayerKind::kSlidingAttention:
-      case LayerKind::kChunkedAttention: attention(); break;
+      case LayerKind::kChunkedAttention: attention(layer_attention(m_, l)); break;
       case LayerKind::kMla: mla(); break;
       case LayerKind::kMamba1: mamba1(); break;
       case LayerKind::kMamba2: mamba2(); break;
@@ -305,6 +323,7 @@ class TensorList {
     }
     mlp(l.mlp, n);
     for (int i = 0; i < m_.norms_per_layer; ++i) norm(m_.hidden_size);
+    if (m_.layer_scalar) vec(Part::kNorm, 1);
     layer_ = -1;
   }
 
@@ -406,6 +425,22 @@ class TensorList {
         v1(2 * H);               // mm_projector.pre_norm
         lin(merged, merged, true);
         lin(v.out_hidden_size, merged, true);
+        return;
+      }
+      case VisionKind::kGemma4: {
+        // transformers Gemma4VisionModel: patch_embedder.input_proj (no bias) and its
+        // position_embedding_table [2, rows, H]; blocks of q/k/v/o (no bias), q_norm/k_norm per head
+        // (v_norm has no weight), four RMSNorms and a GeGLU MLP; std_bias/std_scale buffers; then
+        // embed_vision.embedding_projection [text, H] after a weightless norm.
+        lin(H, static_cast<int64_t>(v.in_channels) * v.patch_size * v.patch_size, false);
+        add({Part::kVision, 2 * static_cast<int64_t>(v.num_position_embeddings), H, Module::kNone, -1, "", 1});
+        lin(H, H, false, 4 * L);  // q, k, v, o
+        v1(2 * v.head_dim, L);    // q_norm, k_norm
+        v1(4 * H, L);             // input / post_attention / pre_feedforward / post_feedforward norms
+        lin(I, H, false, 2 * L);  // gate, up
+        lin(H, I, false, L);      // down
+        if (v.standardize) v1(2 * H);
+        lin(v.out_hidden_size, H, false);
         return;
       }
       case VisionKind::kPixtral: {
@@ -536,6 +571,7 @@ int64_t ParamCount::active() const { return total() - experts + active_experts; 
 ParamCount count_parameters(const ModelConfig& m) {
   ParamCount c;
   enumerate(m, Parallelism{}, 0, false, [&](const Tensor& t) {
+    if (t.engine_only) return;
     const int64_t n = t.rows * t.cols * t.copies;
     switch (t.part) {
       case Part::kEmbedding: c.embedding += n; break;
@@ -630,7 +666,7 @@ int64_t weight_bytes_total(const ModelConfig& m, const WeightFormat& f) {
   const ModuleNames names = names_for(m);
   int64_t total = 0;
   enumerate(m, Parallelism{}, 0, false,
-            [&](const Tensor& t) { total += tensor_storage(m, names, t, f).bytes * t.copies; });
+            [&](const Tensor& t) { total += t.engine_only ? 0 : tensor_storage(m, names, t, f).bytes * t.copies; });
   return total;
 }
 

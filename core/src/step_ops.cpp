@@ -145,14 +145,13 @@ class Builder {
     op.grid_dtype = layout_.scheme().kv_dtype;
   }
 
-  void attention_layer() {
-    const AttentionShape& a = m_.attention;
+  void attention_layer(const AttentionShape& a) {
     const int64_t hq = a.num_q_heads / tp_;
     const int64_t hkv = a.num_kv_heads >= tp_ ? ceil_div(a.num_kv_heads, tp_) : 1;
     const int64_t d = a.head_dim, dv = a.v_head_dim;
     module(kQuantAttention);
     gemm("qkv_proj", T_, hq * d * (a.output_gate ? 2 : 1) + hkv * (d + dv), h_);
-    if (m_.rotary_dim > 0 || a.qk_norm) {
+    if (m_.rotary_dim > 0 || a.rotary_dim > 0 || a.qk_norm) {
       const double el = T_ * static_cast<double>((hq + hkv) * d);
       add("rope", OpClass::kElementwise, 3.0 * el, 2.0 * el * kAct, a.qk_norm ? 2 : 1);
     }
@@ -515,7 +514,7 @@ class Builder {
     switch (l.kind) {
       case LayerKind::kFullAttention:
       case LayerKind::kSlidingAttention:
-      case LayerKind::kChunkedAttention: attention_layer(); break;
+      case LayerKind::kChunkedAttention: attention_layer(layer_attention(m_, l)); break;
       case LayerKind::kMla: mla_layer(); break;
       case LayerKind::kMamba1: mamba1_layer(); break;
       case LayerKind::kMamba2: mamba2_layer(); break;

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/core/error.h"
+
 namespace kvplan {
 
 namespace {
@@ -100,7 +102,7 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
     int64_t mixer = 0;
     if (l.kind == LayerKind::kFullAttention || l.kind == LayerKind::kSlidingAttention ||
         l.kind == LayerKind::kChunkedAttention) {
-      const AttentionShape& a = m.attention;
+      const AttentionShape& a = layer_attention(m, l);
       int64_t kv = a.num_kv_heads >= tp ? a.num_kv_heads / tp : 1;
       mixer = (a.num_q_heads / tp + 2 * kv) * a.head_dim + a.num_q_heads / tp * a.v_head_dim;
     } else if (l.kind == LayerKind::kMla) {
@@ -148,25 +150,62 @@ VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int
   return out;
 }
 
+namespace {
+
+// One layer's page: its group's block of tokens at the group's bytes per token.
+int64_t layer_page_bytes(const KvLayout& layout, const KvLayerGroup& g) {
+  return static_cast<int64_t>(std::ceil(g.bytes_per_token * layout.block_tokens(g)));
+}
+
+}  // namespace
+
+int64_t vllm_v1_unify_attention_pages(KvLayout& layout) {
+  int64_t largest = 0;
+  bool differ = false;
+  for (const KvLayerGroup& g : layout.groups()) {
+    if (g.num_layers == 0) continue;
+    if (!holds_kv_per_token(g.kind)) return 0;  // recurrent state: vllm_v1_hybrid_pages' rule
+    const int64_t page = layer_page_bytes(layout, g);
+    differ = differ || (largest > 0 && page != largest);
+    largest = std::max(largest, page);
+  }
+  if (!differ) return 0;
+  for (size_t i = 0; i < layout.groups().size(); ++i) {
+    const KvLayerGroup& g = layout.groups()[i];
+    if (g.num_layers == 0) continue;
+    const int64_t page = layer_page_bytes(layout, g);
+    if (page == largest) continue;
+    if (largest % page != 0) {
+      throw ConfigError(fmt::format(
+          "vLLM cannot serve this layout: the {} layers' KV page of {} B does not divide the largest page of {} B, "
+          "and vLLM unifies page sizes only by multiplying a block (kv_cache_utils.py unify_kv_cache_spec_page_size "
+          "raises NotImplementedError)",
+          g.name, page, largest));
+    }
+    layout.set_block_tokens(i, static_cast<int>(layout.block_tokens(g) * (largest / page)));
+  }
+  return largest;
+}
+
 VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout) {
   VllmKvGroups out;
   std::vector<int> counts;
-  double page = -1;
+  int64_t attention_page = -1;
   for (const KvLayerGroup& g : layout.groups()) {
     if (!holds_kv_per_token(g.kind) || g.num_layers == 0) continue;
-    if (page >= 0 && g.bytes_per_token != page) return {};
-    page = g.bytes_per_token;
+    const int64_t page = layer_page_bytes(layout, g);
+    if (attention_page >= 0 && page != attention_page) return {};
+    attention_page = page;
     counts.push_back(g.num_layers);
-    out.types.push_back({g.kind, g.window_tokens, 0});
+    out.types.push_back({g.kind, g.window_tokens, 0, layout.block_tokens(g)});
   }
   // Recurrent-state layers join the groups when their state fills exactly one attention page (the
   // engine accounting pads it so: KvScheme::state_page_bytes); otherwise their pages differ.
-  const int64_t attention_page = page < 0 ? -1 : static_cast<int64_t>(std::ceil(page * layout.scheme().tokens_per_block));
   for (const KvLayerGroup& g : layout.groups()) {
     if (holds_kv_per_token(g.kind) || g.num_layers == 0) continue;
     if (attention_page < 0 || g.state_bytes_per_request != attention_page) return {};
     counts.push_back(g.num_layers);
-    out.types.push_back({g.kind, 0, 0});
+    out.types.push_back({g.kind, 0, 0, 0});
   }
   if (counts.size() < 2) return {};
   const int smallest = *std::min_element(counts.begin(), counts.end());
@@ -190,9 +229,9 @@ int vllm_v1_padded_kv_layers(const KvLayout& layout) {
 double vllm_v1_hybrid_max_concurrency(const VllmKvGroups& groups, int64_t vllm_blocks, int tokens_per_block,
                                       int64_t max_model_len, int64_t max_num_batched_tokens) {
   if (groups.types.empty() || tokens_per_block <= 0 || max_model_len <= 0) return 0;
-  const int64_t b = tokens_per_block;
   int64_t blocks_per_request = 0;
   for (const VllmKvGroups::Type& t : groups.types) {
+    const int64_t b = t.block_tokens > 0 ? t.block_tokens : tokens_per_block;
     int64_t per_group = 0;
     if (t.kind == LayerKind::kFullAttention || t.kind == LayerKind::kMla) {
       per_group = (max_model_len + b - 1) / b;  // FullAttentionSpec (MLAAttentionSpec is one)

@@ -17,6 +17,7 @@
 #include "kvplan/core/recurrent_state_dtype.h"
 #include "kvplan/core/step_ops.h"
 #include "kvplan/core/vllm_profile.h"
+#include "config_refusal.h"
 
 #include <fmt/format.h>
 
@@ -25,19 +26,8 @@ namespace {
 
 using nlohmann::json;
 
-json released_config() {
-  std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/data/models/kimi-linear-48b-a3b.json");
-  return json::parse(in);
-}
-
-void expect_refused(const json& c, const std::string& needle) {
-  try {
-    parse_model_config(c, "bad");
-    FAIL() << "accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_refused;
+json released_config() { return test::preset_config("kimi-linear-48b-a3b"); }
 
 TEST(KimiLinear, LayersAndParameterCountByHand) {
   const ModelConfig m = resolve_model("moonshotai/Kimi-Linear-48B-A3B-Instruct");

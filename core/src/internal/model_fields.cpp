@@ -168,6 +168,10 @@ void check_bounds(const JsonFields& f, const ModelConfig& m) {
           kMaxIntermediateSize);
     check("num_experts", l.mlp.num_experts, kMaxExperts);
     check("window / chunk tokens", l.window_tokens, kMaxTokens);
+    if (l.attention) {
+      check("num_global_key_value_heads", l.attention->num_kv_heads, kMaxHeads);
+      check("global_head_dim", std::max(l.attention->head_dim, l.attention->v_head_dim), kMaxHeadDim);
+    }
   }
 }
 

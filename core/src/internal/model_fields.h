@@ -57,6 +57,7 @@ ModelConfig parse_gemma(const JsonFields& f, ModelConfig m);
 ModelConfig parse_gemma2(const JsonFields& f, ModelConfig m);
 ModelConfig parse_gemma3_text(const JsonFields& f, ModelConfig m);
 ModelConfig parse_falcon(const JsonFields& f, ModelConfig m);
+ModelConfig parse_gemma4_text(const JsonFields& f, ModelConfig m);
 
 ModelConfig parse_mixtral(const JsonFields& f, ModelConfig m);
 ModelConfig parse_qwen_moe(const JsonFields& f, ModelConfig m);
@@ -81,6 +82,7 @@ ModelConfig parse_kimi_linear(const JsonFields& f, ModelConfig m);
 // parser, then the vision encoder's shape.
 ModelConfig parse_qwen2_vl(const JsonFields& f, ModelConfig m);
 ModelConfig parse_gemma3(const JsonFields& f, ModelConfig m);
+ModelConfig parse_gemma4(const JsonFields& f, ModelConfig m);
 ModelConfig parse_llama4(const JsonFields& f, ModelConfig m);
 ModelConfig parse_mistral3(const JsonFields& f, ModelConfig m);
 ModelConfig parse_llava(const JsonFields& f, ModelConfig m);

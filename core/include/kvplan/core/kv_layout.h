@@ -40,6 +40,10 @@ struct KvLayerGroup {
   int64_t indexer_bytes_per_token = 0;
   // DeepSeek sparse attention: latents each query's attention reads (index_topk; 0: dense).
   int64_t sparse_topk = 0;
+  // Paged: this group's block in tokens when it differs from the scheme's tokens_per_block (vLLM
+  // raises the block of a group whose page is smaller than the largest, so that every page is one
+  // size: vllm_v1_unify_attention_pages). 0: the scheme's.
+  int block_tokens = 0;
 };
 
 class KvLayout {
@@ -48,6 +52,11 @@ class KvLayout {
 
   const KvScheme& scheme() const { return scheme_; }
   const std::vector<KvLayerGroup>& groups() const { return groups_; }
+  // Tokens per block of `group` (its own block_tokens, else the scheme's).
+  int block_tokens(const KvLayerGroup& group) const {
+    return group.block_tokens > 0 ? group.block_tokens : scheme_.tokens_per_block;
+  }
+  void set_block_tokens(size_t group, int tokens) { groups_.at(group).block_tokens = tokens; }
 
   // Tokens of a request of length `tokens` that a group holds (windows and eviction applied).
   int64_t held_tokens(const KvLayerGroup& group, int64_t tokens) const;
@@ -62,8 +71,8 @@ class KvLayout {
   int64_t request_allocated_bytes(int64_t tokens) const;
   // Steady-state bytes per token on this GPU, summed over per-token layers.
   double bytes_per_token() const;
-  // Bytes of one block (tokens_per_block slots) across all per-token layers on this GPU, computed
-  // the way vLLM sizes pages: every attention layer as full-length, 16-bit residual ignored.
+  // Bytes of one block (each group's block of slots) across all per-token layers on this GPU,
+  // computed the way vLLM sizes pages: every attention layer as full-length, 16-bit residual ignored.
   int64_t engine_block_bytes() const;
   int64_t state_bytes_per_request() const;
   int64_t fixed_bytes() const;

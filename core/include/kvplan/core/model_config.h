@@ -55,6 +55,17 @@ struct AttentionShape {
   // MiniMax-M2 (qk_norm_type "per_layer"): one RMSNorm over all query heads' width and one over
   // all KV heads' width, instead of a per-head norm of head_dim.
   bool qk_norm_full_width = false;
+  // Gemma-4 attention_k_eq_v (its full-attention layers): the checkpoint has no v_proj, the value
+  // is the key projection. Engines still cache V beside K (vLLM fills qkv_proj's V shard from
+  // k_proj), so the KV bytes are unchanged; the parameter count has no v_proj.
+  bool k_eq_v = false;
+  // Gemma-4: q_norm/k_norm (per head) and a weightless RMSNorm on v.
+  bool v_norm = false;
+  // RoPE width of a layer that has its own shape (LayerSpec::attention); 0 in ModelConfig::attention,
+  // whose width is ModelConfig::rotary_dim. Engines keep one cos/sin cache per distinct width.
+  int rotary_dim = 0;
+
+  bool operator==(const AttentionShape&) const = default;
 };
 
 // DeepSeek-V2/V3 multi-head latent attention.
@@ -128,6 +139,10 @@ struct MlpShape {
   // Nemotron-3 latent MoE (moe_latent_size): the routed experts work in this width;
   // fc1_latent_proj / fc2_latent_proj project to and from it, replicated on every rank. 0: none.
   int expert_latent_size = 0;
+  // Gemma-4's router: besides proj [E, hidden], a scale vector [hidden] and per_expert_scale [E].
+  bool router_scales = false;
+  // Gemma-4: experts stored fused per layer (experts.gate_up_proj [E, 2I, H], experts.down_proj).
+  bool fused_gate_up = false;
 
   bool operator==(const MlpShape&) const = default;
 };
@@ -136,6 +151,10 @@ struct LayerSpec {
   LayerKind kind = LayerKind::kFullAttention;
   int window_tokens = 0;  // sliding layers: the window; chunked layers: the chunk
   MlpShape mlp;
+  // The layer's own softmax-attention shape where it differs from ModelConfig::attention (Gemma-4's
+  // full-attention layers: wider heads, fewer KV heads). Layers of one kind and window share one
+  // shape (build_kv_layout checks). Read it through layer_attention().
+  std::optional<AttentionShape> attention;
 };
 
 // A vision encoder whose weights a multimodal checkpoint carries (engines load it on every rank).
@@ -148,6 +167,7 @@ enum class VisionKind {
   kLlama4,     // Llama-4 ViT + pixel-shuffle adapter + projector
   kQwen3Vl,    // Qwen3-VL / Qwen3.5 ViT: LayerNorm, plain GELU MLP, learned position table, merger
   kMoonVit,    // Kimi-K2.5 MoonViT: LayerNorm, plain GELU MLP, learned 2D position grid, patch merger
+  kGemma4,     // Gemma-4 ViT: RMSNorm sandwich blocks, q/k norms, GeGLU MLP, x/y position tables, projector
 };
 std::string_view vision_kind_name(VisionKind kind);
 
@@ -170,6 +190,8 @@ struct VisionShape {
   bool has_patch_merger = false;  // Mistral-3 has one, Pixtral-12B (LLaVA) does not
   int num_position_embeddings = 0;  // Qwen3-VL: learned position table rows
   int deepstack_mergers = 0;        // Qwen3-VL: extra mergers (deepstack_visual_indexes entries)
+  int head_dim = 0;                 // Gemma-4: per-head q/k norm width
+  bool standardize = false;         // Gemma-4: std_bias and std_scale buffers [hidden]
 };
 
 enum class NormKind { kRmsNorm, kLayerNorm };
@@ -195,6 +217,7 @@ struct ModelConfig {
   NormKind norm = NormKind::kRmsNorm;
   int norms_per_layer = 2;     // pre-attention + pre-MLP (Gemma-2 has 4)
   bool parallel_block = false; // Falcon: attention and MLP read the same input
+  bool layer_scalar = false;   // Gemma-4: one stored residual multiplier per layer (a [1] buffer)
   int rotary_dim = 0;          // width of the RoPE cos/sin cache rows (0: no RoPE)
   RopeScaling rope_scaling;
   DType dtype = DType::kBF16;  // torch_dtype of the checkpoint
@@ -220,6 +243,11 @@ struct ModelConfig {
   int count_layers(LayerKind kind) const;
   bool has_moe() const;
 };
+
+// The softmax-attention shape of one layer: its own (LayerSpec::attention) or the model's.
+inline const AttentionShape& layer_attention(const ModelConfig& m, const LayerSpec& l) {
+  return l.attention ? *l.attention : m.attention;
+}
 
 struct ModelParseOptions {
   // Read an unknown model_type as a generic dense Llama-like decoder (with a warning) instead of

@@ -59,6 +59,14 @@ struct VllmHybridPages {
 };
 VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int user_block_tokens);
 
+// vLLM V1's page unification for attention layers whose pages differ (kv_cache_utils.py
+// unify_kv_cache_spec_page_size; Gemma-4's 512-wide full-attention heads beside 256-wide sliding
+// ones): the block of every group whose page (block x bytes per token) is smaller than the largest
+// is multiplied by largest / page, so every page is one size. vLLM raises NotImplementedError when
+// a page does not divide the largest; so does this (ConfigError). Applies only to layouts of
+// per-token attention groups alone; returns the common page, 0 when nothing was changed.
+int64_t vllm_v1_unify_attention_pages(KvLayout& layout);
+
 // The groups that rule builds: `group_size` layers per group and, per attention type, its window
 // and how many groups it fills. Recurrent-state layers (Mamba, linear attention) form a type of
 // their own when their state fills one attention page exactly (KvScheme::state_page_bytes).
@@ -68,6 +76,7 @@ struct VllmKvGroups {
     LayerKind kind = LayerKind::kFullAttention;
     int window_tokens = 0;  // sliding types
     int num_groups = 0;     // ceil(layers of the type / group_size)
+    int block_tokens = 0;   // the type's block (KvLayout::block_tokens); 0 for recurrent state
   };
   int group_size = 0;
   std::vector<Type> types;
@@ -78,7 +87,8 @@ VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout);
 // vLLM V1's "Maximum concurrency for N tokens per request" under the hybrid allocator
 // (kv_cache_utils.py get_max_concurrency_for_kv_cache_config): the pool's `vllm_blocks` (each a
 // page of group_size layers) over the blocks one request of max_model_len takes in every group,
-// where a full-attention or MLA group takes cdiv(max_model_len, block) and a sliding group
+// where a full-attention or MLA group takes cdiv(max_model_len, block) and a sliding group (each with
+// its own block, VllmKvGroups::Type::block_tokens, or `tokens_per_block`)
 // cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1
 // (SlidingWindowSpec.max_memory_usage_bytes: "+1 because the window may not start at a block
 // boundary"), and a recurrent-state group one block (MambaSpec's block is max_model_len tokens).

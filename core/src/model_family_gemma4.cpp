@@ -1,0 +1,109 @@
+// Gemma-4 language model (model_type gemma4_text; the gemma4 wrapper is in model_family_multimodal.cpp),
+// read as transformers' modeling_gemma4.py builds it (Gemma4TextDecoderLayer, Gemma4TextAttention,
+// Gemma4TextRouter) and checked against the published checkpoints' safetensors totals:
+//   - sliding and full-attention layers (layer_types) of different shapes: sliding layers use head_dim
+//     and num_key_value_heads; full layers global_head_dim and, with attention_k_eq_v,
+//     num_global_key_value_heads and no v_proj (the key is the value). The full layers' shape is
+//     LayerSpec::attention.
+//   - q_norm and k_norm per head, a weightless v_norm, four RMSNorms per layer and a stored
+//     layer_scalar; tied embeddings.
+//   - enable_moe_block: the dense MLP (intermediate_size) runs beside 128 routed GeGLU experts
+//     stored fused per layer, with three more RMSNorms; the router carries proj, scale [hidden] and
+//     per_expert_scale [E]. The dense MLP is read as an always-active shared expert.
+// Refused: Per-Layer Embeddings (hidden_size_per_layer_input, the E2B/E4B sizes), cross-layer KV
+// sharing (num_kv_shared_layers), attention biases, and an activation other than gelu_pytorch_tanh.
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/model_fields.h"
+
+namespace kvplan::internal {
+
+using nlohmann::json;
+
+namespace {
+
+// rope_parameters[layer_type].partial_rotary_factor, 1 when absent.
+double partial_rotary(const JsonFields& f, const char* layer_type) {
+  if (!f.has("rope_parameters")) return 1.0;
+  const json& r = f.raw("rope_parameters");
+  if (!r.is_object() || !r.contains(layer_type) || !r[layer_type].is_object()) return 1.0;
+  JsonFields rf(r[layer_type], fmt::format("{}: rope_parameters.{}", f.what(), layer_type));
+  const double partial = rf.number_or("partial_rotary_factor", 1.0);
+  if (partial <= 0 || partial > 1) rf.fail("partial_rotary_factor", fmt::format("{}", partial), "must be in (0, 1]");
+  return partial;
+}
+
+}  // namespace
+
+ModelConfig parse_gemma4_text(const JsonFields& f, ModelConfig m) {
+  read_common(f, m);
+  if (f.non_negative_int_or("hidden_size_per_layer_input", 0) > 0) {
+    f.fail("hidden_size_per_layer_input", std::to_string(f.non_negative_int_or("hidden_size_per_layer_input", 0)),
+           "must be 0: Per-Layer Embeddings (the Gemma-4 E2B/E4B sizes) are not enumerated");
+  }
+  if (f.non_negative_int_or("num_kv_shared_layers", 0) > 0) {
+    f.fail("num_kv_shared_layers", std::to_string(f.non_negative_int_or("num_kv_shared_layers", 0)),
+           "must be 0: Gemma-4's cross-layer KV sharing (the E2B/E4B sizes) is not modelled");
+  }
+  if (f.bool_or("attention_bias", false)) {
+    f.fail("attention_bias", "true", "must be false: no Gemma-4 checkpoint with attention biases is known");
+  }
+  const std::string act = f.string_or("hidden_activation", "gelu_pytorch_tanh");
+  if (act != "gelu_pytorch_tanh") {
+    f.fail("hidden_activation", act, "must be gelu_pytorch_tanh (vLLM's Gemma-4 accepts no other)");
+  }
+  read_attention(f, m, false);
+  AttentionShape& a = m.attention;
+  a.qk_norm = true;
+  a.v_norm = true;
+  m.rotary_dim = static_cast<int>(std::lround(a.head_dim * partial_rotary(f, "sliding_attention")));
+  m.tie_word_embeddings = f.bool_or("tie_word_embeddings", true);
+  m.norms_per_layer = 4;
+  m.layer_scalar = true;
+  const int window = f.positive_int("sliding_window");
+  if (!apply_layer_types(f, m, window, 0)) {
+    f.fail("layer_types", "missing", "is required: Gemma-4 names each layer's attention type");
+  }
+
+  // The full-attention layers' own shape.
+  AttentionShape full = a;
+  full.head_dim = full.v_head_dim = f.positive_int_or("global_head_dim", a.head_dim);
+  full.k_eq_v = f.bool_or("attention_k_eq_v", false);
+  if (full.k_eq_v) full.num_kv_heads = f.positive_int("num_global_key_value_heads");
+  require_divides(f, full.k_eq_v ? "num_global_key_value_heads" : "num_key_value_heads", full.num_kv_heads,
+                  "num_attention_heads", full.num_q_heads);
+  full.rotary_dim = static_cast<int>(std::lround(full.head_dim * partial_rotary(f, "full_attention")));
+  const bool full_differs = !(full == a) || full.rotary_dim != m.rotary_dim;
+
+  MlpShape mlp;
+  mlp.kind = MlpKind::kGated;
+  mlp.intermediate_size = f.positive_int("intermediate_size");
+  if (f.bool_or("enable_moe_block", false)) {
+    const int width = f.has("moe_intermediate_size") ? f.positive_int("moe_intermediate_size")
+                                                     : f.positive_int("expert_intermediate_size");
+    set_moe(mlp, f.positive_int("num_experts"), f.positive_int("top_k_experts"), width);
+    if (mlp.experts_per_token > mlp.num_experts) {
+      f.fail("top_k_experts", std::to_string(mlp.experts_per_token),
+             fmt::format("must not exceed num_experts={}", mlp.num_experts));
+    }
+    mlp.num_shared_experts = 1;
+    mlp.shared_intermediate_size = f.positive_int("intermediate_size");
+    mlp.router_scales = true;
+    mlp.fused_gate_up = true;
+    m.norms_per_layer = 7;  // post_feedforward_layernorm_1/_2 and pre_feedforward_layernorm_2
+    m.notes.push_back(fmt::format(
+        "model '{}': Gemma-4's dense MLP ({} wide) runs beside the {} routed experts on every token; it is "
+        "counted and costed as an always-active shared expert",
+        m.id, mlp.shared_intermediate_size, mlp.num_experts));
+  }
+  for (LayerSpec& l : m.layers) {
+    l.mlp = mlp;
+    if (l.kind == LayerKind::kFullAttention && full_differs) l.attention = full;
+  }
+  return m;
+}
+
+}  // namespace kvplan::internal
