@@ -91,6 +91,7 @@ enum class Kind {
   kAicMlaAttention,
   kAicMlaBmm,
   kAicGdn,
+  kAicKda,
   kAicMamba2,
   kAicVllmAllReduce,
   kAicGlm5Dsa,
@@ -117,6 +118,7 @@ bool kind_of(const std::string& name, Kind& kind) {
       {"aiconfigurator_mla_attention_sglang_trtllm_h100_h200_b200.csv", Kind::kAicMlaAttention},
       {"aiconfigurator_mla_bmm_h100_h200_b200.csv", Kind::kAicMlaBmm},
       {"aiconfigurator_gdn_vllm_h100_h200_b200.csv", Kind::kAicGdn},
+      {"aiconfigurator_kda_h100_h200_b200.csv", Kind::kAicKda},
       {"aiconfigurator_mamba2_trtllm_h100_h200_b200.csv", Kind::kAicMamba2},
       {"aiconfigurator_custom_allreduce_vllm_h100_h200_b200.csv", Kind::kAicVllmAllReduce},
       {"aiconfigurator_glm5_dsa_sglang_h100_h200_b200.csv", Kind::kAicGlm5Dsa},
@@ -502,6 +504,13 @@ struct Reader : TableSink {
         CsvReader csv(path, {"gpu", "phase", "kernel_source", "batch_size", "seq_len", "num_tokens", "d_conv",
                              "num_k_heads", "head_k_dim", "num_v_heads", "head_v_dim", "model_name", "latency"});
         internal::read_aic_gdn(*this, csv);
+        break;
+      }
+      case Kind::kAicKda: {
+        CsvReader csv(path, {"gpu", "framework", "version", "phase", "kernel_source", "batch_size", "seq_len",
+                             "num_tokens", "d_conv", "num_k_heads", "head_k_dim", "num_v_heads", "head_v_dim",
+                             "latency"});
+        internal::read_aic_kda(*this, csv);
         break;
       }
       case Kind::kAicMamba2: {

@@ -328,6 +328,92 @@ void read_aic_gdn(TableSink& sink, CsvReader& csv) {
   sink.append(runs.take());
 }
 
+// §7e: Kimi delta attention. Only the SGLang rows are read: its kimi-k3 build runs the fla Triton
+// kernels (chunk_kda, fused_recurrent_kda) that stock vLLM's layers/kda.py also calls for
+// Kimi-Linear; the vLLM rows time a preview build's FlashKDA CUDA kernels, which no released vLLM
+// runs. A shape's layer core is its kernels' sum: context = causal_conv1d_fn_qkv3 (the q, k and v
+// convolutions) + chunk_kda; generation = causal_conv1d_update + fused_recurrent_kda_packed_decode,
+// or kda_fused_decode alone (the fused 12-head shard). Speculative "verify" rows are not read.
+void read_aic_kda(TableSink& sink, CsvReader& csv) {
+  struct Shape {
+    const Gpu* gpu = nullptr;
+    bool prefill = false;
+    int64_t batch = 0, seq_len = 0, heads = 0, dk = 0, dv = 0, d_conv = 0;
+    double ns = 0;
+    int kernels = 0;  // kernel rows summed
+    bool fused = false;
+  };
+  std::map<std::string, Shape> shapes;
+  std::vector<std::string> order;
+  int64_t other_framework = 0, verify = 0;
+  while (csv.next()) {
+    const Gpu& gpu = gpu_of(csv);
+    const std::string phase(csv.text("phase"));
+    if (phase == "verify") {
+      ++verify;
+      continue;
+    }
+    const bool prefill = phase == "context";
+    if (!prefill && phase != "generation") csv.fail("phase", "must be context, generation or verify");
+    if (csv.text("framework") != "SGLang") {
+      ++other_framework;
+      continue;
+    }
+    const std::string_view k = csv.text("kernel_source");
+    const bool fused = k == "kda_fused_decode";
+    const bool known = prefill ? (k == "causal_conv1d_fn_qkv3" || k == "chunk_kda")
+                               : (fused || k == "causal_conv1d_update" || k == "fused_recurrent_kda_packed_decode");
+    if (!known) csv.fail("kernel_source", "is not one of the KDA kernels of its phase (README §7e)");
+    Shape sh;
+    sh.gpu = &gpu;
+    sh.prefill = prefill;
+    sh.batch = csv.integer("batch_size", 1);
+    sh.seq_len = csv.integer("seq_len", 1);
+    sh.heads = csv.integer("num_k_heads", 1);
+    sh.dk = csv.integer("head_k_dim", 1);
+    sh.dv = csv.integer("head_v_dim", 1);
+    sh.d_conv = csv.integer("d_conv", 1);
+    if (csv.integer("num_v_heads", 1) != sh.heads) csv.fail("num_v_heads", "must equal num_k_heads (KDA has one head count)");
+    if (csv.integer("num_tokens", 1) != sh.batch * sh.seq_len) {
+      csv.fail("num_tokens", fmt::format("must be batch_size x seq_len = {}", sh.batch * sh.seq_len));
+    }
+    const double ms = csv.positive("latency");
+    if (!sink.wanted(csv.file(), gpu.preset)) continue;
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", gpu.key, phase, sh.batch, sh.seq_len, sh.heads, sh.dk,
+                                        sh.dv, sh.d_conv);
+    auto [it, fresh] = shapes.try_emplace(key, sh);
+    if (fresh) order.push_back(key);
+    it->second.ns += ms * kNsPerMs;
+    it->second.kernels += 1;
+    it->second.fused = it->second.fused || fused;
+  }
+  Runs runs;
+  int64_t incomplete = 0;
+  for (const std::string& key : order) {
+    const Shape& sh = shapes.at(key);
+    if (sh.kernels != (sh.fused ? 1 : 2)) {
+      ++incomplete;
+      continue;
+    }
+    PublishedRun& run = run_of(runs, csv, *sh.gpu, "linear_attention/sglang/0.5.16/kda_perf",
+                               "aiconfigurator, SGLang 0.5.16 (kimi-k3 build)");
+    const std::string kernel = sh.prefill ? "aic_kda_context" : "aic_kda_generation";
+    add_kernel(run, kernel, OpClass::kKimiDelta,
+               sh.prefill ? "Kimi delta attention prefill: causal_conv1d_fn on q, k and v + chunk_kda (fla Triton), the "
+                            "kernels' times summed; no projections, gates or norm"
+                          : "Kimi delta attention decode: causal_conv1d_update + fused_recurrent_kda_packed_decode (fla "
+                            "Triton; kda_fused_decode where SGLang fuses them), summed; no projections, gates or norm");
+    const Json params = {{"kda", sh.prefill ? "prefill" : "decode"}, {"batch", sh.batch}, {"seq_len", sh.seq_len},
+                         {"heads", sh.heads}, {"dk", sh.dk}, {"dv", sh.dv}, {"d_conv", sh.d_conv}};
+    add_row(run, kernel, kda_row_op(sh.prefill, sh.batch, sh.seq_len, sh.heads, sh.dk, sh.dv, sh.d_conv), params, sh.ns);
+  }
+  sink.out.notes.push_back(fmt::format(
+      "{}: {} vLLM preview row(s) (FlashKDA) and {} speculative verify row(s) not imported; {} shape(s) without all "
+      "their kernels skipped",
+      csv.file(), other_framework, verify, incomplete));
+  sink.append(runs.take());
+}
+
 // §6g: TensorRT-LLM's Mamba-2 tables hold only the causal conv1d (the SSM scan rows are absent);
 // nheads etc. are full-model values.
 void read_aic_mamba2(TableSink& sink, CsvReader& csv) {

@@ -70,6 +70,7 @@ void read_azure_microbench(TableSink& sink, CsvReader& csv);
 void read_aic_mla_attention(TableSink& sink, CsvReader& csv);
 void read_aic_mla_bmm(TableSink& sink, CsvReader& csv);
 void read_aic_gdn(TableSink& sink, CsvReader& csv);
+void read_aic_kda(TableSink& sink, CsvReader& csv);
 void read_aic_mamba2(TableSink& sink, CsvReader& csv);
 void read_aic_vllm_all_reduce(TableSink& sink, CsvReader& csv);
 // SGLang's GLM-5 DSA kernel tables (README §7c): `topk_file` for the top-k file (it adds score_mode).

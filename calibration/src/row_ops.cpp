@@ -148,6 +148,13 @@ StepOp gdn_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t hk, int6
                            static_cast<int>(d_conv), state);
 }
 
+StepOp kda_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t heads, int64_t dk, int64_t dv, int64_t d_conv) {
+  const double channels = static_cast<double>(heads * (2 * dk + dv));
+  const double state = static_cast<double>(heads * dk * dv) * 4.0 + static_cast<double>(d_conv - 1) * channels * kAct;
+  return kimi_delta_op(prefill, static_cast<double>(batch), static_cast<double>(batch * seq_len), heads, dk, dv,
+                       static_cast<int>(d_conv), state);
+}
+
 StepOp dsa_row_op(OpClass c, int64_t batch, int64_t isl, int64_t past, const DsaDims& d, const MlaDims& m,
                   int64_t heads, double latent_bytes_per_token) {
   const bool prefill = isl > 1;
@@ -254,6 +261,10 @@ StepOp row_op(const Measurement& m) {
     } else if (c == OpClass::kGatedDeltaNet && j.contains("gdn") && num(j, "batch") > 0) {
       auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
       op = gdn_row_op(j["gdn"] == "prefill", i("batch"), i("seq_len"), i("hk"), i("dk"), i("hv"), i("dv"), i("d_conv"));
+      shaped = true;
+    } else if (c == OpClass::kKimiDelta && j.contains("kda") && num(j, "batch") > 0) {
+      auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
+      op = kda_row_op(j["kda"] == "prefill", i("batch"), i("seq_len"), i("heads"), i("dk"), i("dv"), i("d_conv"));
       shaped = true;
     } else if ((c == OpClass::kDsaIndexer || c == OpClass::kDsaTopk || c == OpClass::kDsaAttention) &&
                j.contains("dsa") && num(j, "batch") > 0 && num(j, "isl") > 0) {

@@ -171,6 +171,23 @@ StepOp gated_deltanet_op(bool prefill, double sequences, double tokens, int64_t 
   return op;
 }
 
+StepOp kimi_delta_op(bool prefill, double sequences, double tokens, int64_t heads, int64_t dk, int64_t dv, int d_conv,
+                     double state_bytes_per_sequence) {
+  constexpr double kChunk = 64;  // chunk_kda's chunk
+  const double h = static_cast<double>(heads);
+  const double channels = h * static_cast<double>(2 * dk + dv);
+  const double per_head = 7.0 * static_cast<double>(dk * dv) + (prefill ? kChunk * static_cast<double>(dk + dv) : 0.0);
+  const double io = h * static_cast<double>(3 * dk + 2 * dv) * kAct;
+  StepOp op = make(prefill ? "kda_prefill" : "kda_decode", OpClass::kKimiDelta,
+                   tokens * h * per_head + 2.0 * tokens * channels * d_conv,
+                   2.0 * sequences * state_bytes_per_sequence + tokens * io + 2.0 * tokens * channels * kAct);
+  op.kernels = 2;
+  const double seqs = std::max(1.0, sequences);
+  op.shape = OpShape{{seqs, tokens / seqs, h, 0}, 3};
+  op.grid_variant = prefill ? "prefill" : "decode";
+  return op;
+}
+
 StepOp conv1d_op(bool prefill, double sequences, double tokens, int64_t channels, int d_conv) {
   const double ch = static_cast<double>(channels);
   StepOp op = make("conv1d", OpClass::kConv1d, 2.0 * tokens * ch * d_conv,
@@ -212,6 +229,9 @@ std::string op_detail(const StepOp& op, Engine engine) {
     case OpClass::kGatedDeltaNet:
       return variant == "prefill" ? "causal conv1d + chunked gated delta rule (vLLM's kernels)"
                                   : "causal conv1d update + fused recurrent gated delta rule (vLLM's kernels)";
+    case OpClass::kKimiDelta:
+      return variant == "prefill" ? "q/k/v causal conv1d + chunk_kda (fla Triton kernels; SGLang's table)"
+                                  : "causal conv1d update + fused recurrent KDA (fla Triton kernels; SGLang's table)";
     case OpClass::kConv1d:
       return variant == "prefill" ? "causal_conv1d_fn (TensorRT-LLM Mamba-2 table)"
                                   : "causal_conv1d_update (TensorRT-LLM Mamba-2 table)";

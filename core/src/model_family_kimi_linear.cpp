@@ -122,10 +122,6 @@ ModelConfig parse_kimi_linear(const JsonFields& f, ModelConfig m) {
     l.mlp.num_shared_experts = f.non_negative_int_or("num_shared_experts", 0);
     l.mlp.shared_intermediate_size = l.mlp.num_shared_experts * l.mlp.expert_intermediate_size;
   }
-  m.notes.push_back(fmt::format(
-      "model '{}': Kimi delta attention's recurrence is costed by the Gated DeltaNet operator class (the same "
-      "chunked delta rule with a per-channel decay); its published KDA timings are not imported",
-      m.id));
   return m;
 }
 

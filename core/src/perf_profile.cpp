@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {
     "gemm",       "moe_gemm",   "attention_prefill", "attention_decode", "recurrent", "kv_write",
     "elementwise", "collective", "copy_h2d",          "copy_d2h",         "sampling",  "mla_bmm",
     "mla_prefill", "mla_decode", "gated_deltanet",    "conv1d",           "dsa_indexer", "dsa_topk",
-    "dsa_attention"};
+    "dsa_attention", "kimi_delta"};
 
 // A curve whose implied fixed latency (time at size -> 0, see EfficiencyCurve) is `fixed_s` on a
 // roof of `roof` (FLOP/s or bytes/s): half_size = fixed_s · roof · e_max.
@@ -51,6 +51,7 @@ std::vector<std::string> grid_axes(OpClass c) {
     case OpClass::kMlaPrefill: return {"log2 sequences", "log2 new tokens", "log2 heads"};
     case OpClass::kMlaDecode: return {"log2 sequences", "log2 kv tokens", "log2 heads"};
     case OpClass::kGatedDeltaNet: return {"log2 sequences", "log2 tokens per sequence", "log2 value heads"};
+    case OpClass::kKimiDelta: return {"log2 sequences", "log2 tokens per sequence", "log2 heads"};
     case OpClass::kConv1d: return {"log2 sequences", "log2 tokens per sequence", "log2 channels"};
     case OpClass::kDsaIndexer:
     case OpClass::kDsaTopk: return {"log2 sequences", "log2 query tokens per sequence", "log2 keys per query"};
@@ -150,6 +151,9 @@ PerfProfile PerfProfile::datasheet_default(const GpuSpec& gpu) {
                 "assumption)");
   same_guess_as(OpClass::kGatedDeltaNet, OpClass::kRecurrent,
                 "Gated DeltaNet conv1d + delta rule: the recurrent guess (30% of peak, 60% of bandwidth; assumption)");
+  same_guess_as(OpClass::kKimiDelta, OpClass::kRecurrent,
+                "Kimi delta attention conv1d + delta rule: the recurrent guess (30% of peak, 60% of bandwidth; "
+                "assumption)");
   same_guess_as(OpClass::kConv1d, OpClass::kElementwise,
                 "causal conv1d: the elementwise guess (75% of bandwidth, 2 us fixed; assumption)");
   same_guess_as(OpClass::kDsaIndexer, OpClass::kGemm,

@@ -363,19 +363,27 @@ class Builder {
         gemm("in_proj", T_, 2 * key_dim + 2 * value_dim + 2 * vh, h_, 2);  // in_proj_qkvz + in_proj_ba
       }
       // Gated DeltaNet: the causal conv1d over q, k, v and the delta rule, one op per phase
-      // (gated_deltanet, mixer_ops.h: the published table times the two kernels together). KDA's
-      // recurrence has the same shape with a per-channel decay; it is priced by this class (the
-      // model's notes say so).
+      // (gated_deltanet, mixer_ops.h: the published table times the two kernels together); Kimi
+      // delta attention likewise with its own class (kimi_delta).
       const int64_t hk = a.num_key_heads / tp_;
       const double state = static_cast<double>(group().state_bytes_per_request);
       mark_attention();
-      if (Tp_ > 0) {
-        push(gated_deltanet_op(true, static_cast<double>(s_.prefill_sequences), Tp_, hk, dk, vh, dv, a.conv_kernel,
-                               state));
-      }
-      if (Td_ > 0) {
-        push(gated_deltanet_op(false, static_cast<double>(s_.decode_sequences), Td_, hk, dk, vh, dv, a.conv_kernel,
-                               state));
+      if (a.kind == LinearAttentionKind::kKimiDelta) {
+        if (Tp_ > 0) {
+          push(kimi_delta_op(true, static_cast<double>(s_.prefill_sequences), Tp_, vh, dk, dv, a.conv_kernel, state));
+        }
+        if (Td_ > 0) {
+          push(kimi_delta_op(false, static_cast<double>(s_.decode_sequences), Td_, vh, dk, dv, a.conv_kernel, state));
+        }
+      } else {
+        if (Tp_ > 0) {
+          push(gated_deltanet_op(true, static_cast<double>(s_.prefill_sequences), Tp_, hk, dk, vh, dv, a.conv_kernel,
+                                 state));
+        }
+        if (Td_ > 0) {
+          push(gated_deltanet_op(false, static_cast<double>(s_.decode_sequences), Td_, hk, dk, vh, dv, a.conv_kernel,
+                                 state));
+        }
       }
       add("gated_norm", OpClass::kElementwise, 5.0 * T_ * value_dim, 3.0 * T_ * value_dim * kAct);
       gemm("out_proj", T_, h_, value_dim);

@@ -110,6 +110,42 @@ TEST(PublishedImportMixers, GatedDeltaNetSumsItsTwoKernels) {
   EXPECT_EQ(t.notes.size(), 1u);
 }
 
+// README §7e: SGLang's fla Triton KDA kernels summed per shape (the fused 12-head decode alone);
+// the vLLM preview's FlashKDA rows and the speculative verify rows are left out.
+TEST(PublishedImportMixers, KimiDeltaSumsSglangKernelsOnly) {
+  const std::string head =
+      "gpu,framework,version,op_name,kernel_source,phase,batch_size,seq_len,num_tokens,d_model,d_conv,num_k_heads,"
+      "head_k_dim,num_v_heads,head_v_dim,model_name,latency\n";
+  const std::string path = write(
+      "aiconfigurator_kda_h100_h200_b200.csv",
+      head +
+          "h100_sxm,SGLang,0.5.16,kda,causal_conv1d_update,generation,8,1,8,7168,4,24,128,24,128,K3,0.002\n"
+          "h100_sxm,SGLang,0.5.16,kda,fused_recurrent_kda_packed_decode,generation,8,1,8,7168,4,24,128,24,128,K3,0.006\n"
+          "h100_sxm,SGLang,0.5.16,kda,kda_fused_decode,generation,8,1,8,7168,4,12,128,12,128,K3,0.004\n"
+          "h100_sxm,SGLang,0.5.16,kda,causal_conv1d_update,verify,8,2,16,7168,4,24,128,24,128,K3,0.003\n"
+          "h100_sxm,VLLM,0.1.dev19262,kda,fused_kda_decode,generation,8,1,8,7168,4,24,128,24,128,K3,0.005\n"
+          // a context shape with one of its two kernels: left out
+          "h100_sxm,SGLang,0.5.16,kda,chunk_kda,context,1,64,64,7168,4,24,128,24,128,K3,0.01\n");
+  const PublishedTables t = read_published_table(path);
+  ASSERT_EQ(t.runs.size(), 1u);
+  ASSERT_EQ(t.runs[0].rows.size(), 2u);
+  const Measurement& pair = t.runs[0].rows[0];
+  EXPECT_EQ(pair.op_class, "kimi_delta");
+  EXPECT_NEAR(pair.median_ns, 8000.0, 1e-6);  // 2 us conv update + 6 us recurrent update
+  // state: 24 x 128 x 128 x 4 B fp32 + 3 x 24 x (2 x 128 + 128) x 2 B conv windows
+  const double channels = 24.0 * (2 * 128 + 128);
+  const double state = 24.0 * 128 * 128 * 4 + 3 * channels * 2;
+  // 8 tokens: 2·8·state + 8 x 24 x (3 x 128 + 2 x 128) x 2 (q, k, g, v in; o out) + 2 x 8 x channels x 2
+  EXPECT_DOUBLE_EQ(pair.bytes, 2.0 * 8 * state + 8.0 * 24 * (3 * 128 + 2 * 128) * 2 + 2.0 * 8 * channels * 2);
+  EXPECT_DOUBLE_EQ(pair.flops, 8.0 * 24 * 7 * 128 * 128 + 2.0 * 8 * channels * 4);
+  EXPECT_STREQ(row_op(pair).grid_variant, "decode");
+  EXPECT_NEAR(t.runs[0].rows[1].median_ns, 4000.0, 1e-6);  // the fused 12-head kernel alone
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_NE(t.notes[0].find("1 vLLM preview row(s) (FlashKDA) and 1 speculative verify row(s)"), std::string::npos)
+      << t.notes[0];
+  EXPECT_NE(t.notes[0].find("1 shape(s) without all their kernels"), std::string::npos) << t.notes[0];
+}
+
 TEST(PublishedImportMixers, Mamba2SameShapeOnceAndVllmEagerLeftOut) {
   const std::string mamba = write(
       "aiconfigurator_mamba2_trtllm_h100_h200_b200.csv",

@@ -70,6 +70,27 @@ TEST(KimiLinear, StateIsThreeConvWindowsAndAnFp32Recurrence) {
   }
 }
 
+TEST(KimiLinear, KdaCoreHasItsOwnOperatorClass) {
+  const ModelConfig m = resolve_model("kimi-linear-48b-a3b");
+  KvScheme s;
+  s.state_dtype = DType::kF32;
+  const KvLayout layout = build_kv_layout(m, s, Parallelism{});
+  StepShapeBuilder b(layout);
+  b.add_decode(100);
+  const StepOps ops = build_step_ops(m, layout, Parallelism{}, b.shape(), {});
+  int kda = 0;
+  for (const StepOp& o : ops.ops) {
+    EXPECT_NE(o.op_class, OpClass::kGatedDeltaNet) << o.name;
+    if (o.op_class != OpClass::kKimiDelta) continue;
+    ++kda;
+    EXPECT_STREQ(o.name, "kda_decode");
+    // one token of one sequence, 32 heads of 128: 32 x 7 x 128² + 2 x 1 x 32 x 384 x 4 (the three convolutions)
+    EXPECT_DOUBLE_EQ(o.flops, 32.0 * 7 * 128 * 128 + 2.0 * 32 * 384 * 4);
+    EXPECT_EQ(o.shape.v[2], 32);
+  }
+  EXPECT_EQ(kda, 2);  // one op list per KDA layer type: layer 0 (dense MLP) and the MoE ones
+}
+
 TEST(KimiLinear, DecayAndGateProjectionsAreReplicated) {
   const ModelConfig m = resolve_model("kimi-linear-48b-a3b");
   const KvScheme scheme;

@@ -31,7 +31,7 @@ TEST(PublishedProfile, OneProfilePerGpuWithTables) {
   for (const char* id : {"h100-sxm", "h200", "b200"}) {
     const PerfProfile& p = *published_profile(id);
     for (OpClass c : {OpClass::kMlaBmm, OpClass::kMlaPrefill, OpClass::kMlaDecode, OpClass::kGatedDeltaNet,
-                      OpClass::kConv1d}) {
+                      OpClass::kConv1d, OpClass::kKimiDelta}) {
       EXPECT_EQ(p.at(c).source.rfind("published (aiconfigurator, ", 0), 0u) << id << " " << op_class_name(c);
     }
     EXPECT_NE(p.at(OpClass::kMlaDecode).source.find("SGLang 0.5.14"), std::string::npos) << id;
@@ -40,6 +40,8 @@ TEST(PublishedProfile, OneProfilePerGpuWithTables) {
     EXPECT_EQ(p.at(OpClass::kMlaDecode).grids.count("trtllm_fp8"), 1u) << id;
     EXPECT_EQ(p.at(OpClass::kCollective).grids.count("vllm_all_reduce"), 1u) << id;
     EXPECT_EQ(p.at(OpClass::kRecurrent).source, "datasheet") << id;  // the SSM scan: no published table
+    // Kimi delta attention: SGLang's fla Triton kernel table (README §7e)
+    EXPECT_NE(p.at(OpClass::kKimiDelta).source.find("SGLang 0.5.16 (kimi-k3 build)"), std::string::npos) << id;
   }
   for (const char* id : {"a100-80gb", "l40s"}) {
     EXPECT_EQ(published_profile(id)->at(OpClass::kMlaDecode).source, "datasheet") << id;

@@ -53,6 +53,10 @@ StepOp all_reduce_op(double payload_bytes, int ranks);
 // sequence; the op gated_deltanet_op (mixer_ops.h) builds.
 StepOp gdn_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t hk, int64_t dk, int64_t hv, int64_t dv,
                   int64_t d_conv);
+// Kimi delta attention rows (README §7e): `batch` sequences of `seq_len` tokens, `heads` per GPU,
+// the fp32 recurrent state (heads·dk·dv·4 B) and the bf16 q/k/v conv windows
+// ((d_conv-1)·heads·(2·dk + dv)·2 B) per sequence; the op kimi_delta_op (mixer_ops.h) builds.
+StepOp kda_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t heads, int64_t dk, int64_t dv, int64_t d_conv);
 // DeepSeek sparse-attention kernel rows (README §7c): `batch` requests of `isl` query tokens after
 // `past` cached ones, as the step prices them: the indexer scores every visible key
 // (dsa_indexer_op), the top-k reads their logits (dsa_topk_op), the sparse MLA prefill kernel reads

@@ -80,6 +80,18 @@ StepOp mla_bmm_op(MlaOpEngine engine, const MlaDims& d, bool pre, double tokens,
 StepOp gated_deltanet_op(bool prefill, double sequences, double tokens, int64_t hk, int64_t dk, int64_t hv,
                          int64_t dv, int d_conv, double state_bytes_per_sequence);
 
+// Kimi delta attention core of one layer on one GPU (Kimi-Linear; vLLM layers/kda.py with the fla
+// Triton kernels chunk_kda / fused_recurrent_kda, which SGLang runs too): three causal conv1d calls
+// over q, k (heads·dk each) and v (heads·dv), and the chunked KDA scan (prefill) or the fused
+// recurrent update (decode). The delta rule of Gated DeltaNet with a per-channel decay of the state
+// (one more dk·dv multiply per token and head).
+//   FLOPs tokens·heads·(7·dk·dv [+ 64·(dk + dv) prefill]) + 2·tokens·channels·d_conv
+//   bytes 2·sequences·state_bytes + tokens·heads·(3·dk + 2·dv)·2 + 2·tokens·channels·2
+//   (q, k, the decay g, v in; o out), channels = heads·(2·dk + dv)
+// Shape {sequences, tokens per sequence, heads}; variant "prefill" / "decode".
+StepOp kimi_delta_op(bool prefill, double sequences, double tokens, int64_t heads, int64_t dk, int64_t dv, int d_conv,
+                     double state_bytes_per_sequence);
+
 // Causal conv1d over `channels` (Mamba-2: d_inner + 2·n_groups·d_state) with kernel d_conv:
 // prefill causal_conv1d_fn, decode causal_conv1d_update (reads and writes the (d_conv - 1)-token state).
 //   FLOPs 2·tokens·channels·d_conv, bytes 2·tokens·channels·2 + 2·sequences·(d_conv - 1)·channels·2

@@ -51,8 +51,9 @@ enum class OpClass {
   kDsaIndexer,        // prefill lightning-indexer logits: fp8 MQA scores of every visible key (DeepGEMM)
   kDsaTopk,           // top-k selection over each query's indexer logits (prefill and decode)
   kDsaAttention,      // prefill sparse MLA attention over the selected latents (FlashMLA sparse)
+  kKimiDelta,         // Kimi delta attention core: q/k/v causal conv1d + chunked KDA (prefill) or recurrent update (decode)
 };
-inline constexpr std::size_t kNumOpClasses = 19;
+inline constexpr std::size_t kNumOpClasses = 20;
 std::string_view op_class_name(OpClass c);  // "gemm", "moe_gemm", "attention_prefill", ...
 // Parses a name written by op_class_name; throws ConfigError naming `what`.
 OpClass parse_op_class(std::string_view name, std::string_view what);
@@ -86,6 +87,7 @@ struct EfficiencyCurve {
 //   mla_prefill:       {sequences, new tokens per sequence, heads per GPU}
 //   mla_decode:        {sequences, kv tokens per sequence, heads per GPU}
 //   gated_deltanet:    {sequences, tokens per sequence, value heads per GPU}
+//   kimi_delta:        {sequences, tokens per sequence, heads per GPU}
 //   conv1d:            {sequences, tokens per sequence, channels per GPU}
 // Other classes have no grid (dims 0).
 struct OpShape {
