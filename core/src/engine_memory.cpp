@@ -11,6 +11,7 @@
 #include "kvplan/core/error.h"
 #include "kvplan/core/limits.h"
 #include "kvplan/core/number_text.h"
+#include "kvplan/core/sglang_swa.h"
 #include "kvplan/core/vllm_profile.h"
 
 namespace kvplan {
@@ -53,6 +54,15 @@ int layout_state_layers(const KvLayout& layout) {
 // Compute capability 10.0 (B200, GB200): vLLM's is_device_capability(100). B300 is 10.3 and the
 // RTX 50 / RTX PRO Blackwell cards 12.0.
 bool gpu_is_sm100(const GpuSpec& gpu) { return gpu.id == "b200" || gpu.id == "gb200"; }
+// Any compute capability 10.x (SGLang's is_sm100_supported): B200, GB200, B300, GB300.
+bool gpu_is_sm10x(const GpuSpec& gpu) { return gpu_is_sm100(gpu) || gpu.id == "b300" || gpu.id == "gb300"; }
+
+bool has_windowed_layers(const KvLayout& layout) {
+  for (const KvLayerGroup& g : layout.groups()) {
+    if (g.num_layers > 0 && (g.kind == LayerKind::kSlidingAttention || g.kind == LayerKind::kChunkedAttention)) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -530,6 +540,26 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     plan.requests_at_max_len = plan.request_bytes_at_max_len > 0
                                    ? plan.kv_budget_bytes / plan.request_bytes_at_max_len
                                    : 0;
+  }
+  if (c.engine == Engine::kSglang && plan.kv_budget_bytes > 0 && has_windowed_layers(layout) &&
+      layout_state_layers(layout) == 0) {
+    std::string why;
+    if (sglang_uses_hybrid_swa(m, gpu_is_sm10x(gpu), v, &why)) {
+      const SglangSwaPools pools = sglang_hybrid_swa_pools(layout, plan.kv_budget_bytes, kSglangSwaFullTokensRatio);
+      plan.kv_cache_tokens = plan.num_blocks = pools.full_tokens;
+      plan.block_bytes = pools.cell_bytes;
+      plan.max_concurrency =
+          plan.max_model_len > 0 ? static_cast<double>(pools.full_tokens) / static_cast<double>(plan.max_model_len) : 0;
+      plan.notes.push_back(fmt::format(
+          "SGLang splits the KV budget into a full-attention pool of {} tokens and a sliding-window pool of {} "
+          "(swa_full_tokens_ratio {:.1f}): a token of the full pool costs {} B in the full-attention layers plus {:.1f} x "
+          "{} B in the sliding ones, and it prints the full pool as max_total_num_tokens (pool_configurator.py "
+          "HybridSWAPoolConfigurator; {}). kvplan's simulator lets the layer groups share the bytes instead",
+          with_commas(pools.full_tokens), with_commas(pools.swa_tokens), kSglangSwaFullTokensRatio,
+          with_commas(pools.full_layer_bytes), kSglangSwaFullTokensRatio, with_commas(pools.swa_layer_bytes), why));
+    } else {
+      plan.notes.push_back(fmt::format("SGLang keeps every layer at full length in one pool here: {}", why));
+    }
   }
   plan.printed_kv_tokens = plan.kv_cache_tokens;
   if (c.engine == Engine::kVllm && v1 && v.at_least(0, 20) && plan.max_model_len > 0) {

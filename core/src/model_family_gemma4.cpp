@@ -75,7 +75,17 @@ ModelConfig parse_gemma4_text(const JsonFields& f, ModelConfig m) {
   if (full.k_eq_v) full.num_kv_heads = f.positive_int("num_global_key_value_heads");
   require_divides(f, full.k_eq_v ? "num_global_key_value_heads" : "num_key_value_heads", full.num_kv_heads,
                   "num_attention_heads", full.num_q_heads);
-  full.rotary_dim = static_cast<int>(std::lround(full.head_dim * partial_rotary(f, "full_attention")));
+  // rope_type "proportional" (partial_rotary_factor 0.25): vLLM's Gemma4RotaryEmbedding rotates every
+  // dim with zero frequencies outside the first quarter, so its cos/sin cache rows are the whole head
+  // (get_rope; quoted in find_string ids 69089257871, 57653133870). Any other rope type: the partial width.
+  const bool proportional = [&] {
+    if (!f.has("rope_parameters") || !f.raw("rope_parameters").is_object()) return false;
+    const json& r = f.raw("rope_parameters");
+    return r.contains("full_attention") && r["full_attention"].is_object() &&
+           r["full_attention"].value("rope_type", std::string()) == "proportional";
+  }();
+  full.rotary_dim = proportional ? full.head_dim
+                                 : static_cast<int>(std::lround(full.head_dim * partial_rotary(f, "full_attention")));
   const bool full_differs = !(full == a) || full.rotary_dim != m.rotary_dim;
 
   MlpShape mlp;

@@ -47,7 +47,7 @@ TEST(Gemma4, DenseLayersAndParameterCountByHand) {
   EXPECT_EQ(full.head_dim, 512);
   EXPECT_EQ(full.num_kv_heads, 4);
   EXPECT_TRUE(full.k_eq_v);
-  EXPECT_EQ(full.rotary_dim, 128);  // partial_rotary_factor 0.25 of 512
+  EXPECT_EQ(full.rotary_dim, 512);  // "proportional": vLLM's cos/sin cache rows span the whole head
   EXPECT_EQ(m.rotary_dim, 256);
   // hidden D = 5,376, 32 query heads.
   // sliding: q D x 8,192, k and v D x 4,096 each, o 8,192 x D = 132,120,576; q/k norms 512
