@@ -180,7 +180,9 @@ int64_t vllm_activation_peak_bytes(const ModelConfig& m, const Parallelism& p, i
     }
     widest = std::max({widest, mixer, mlp_intermediate_elems(l.mlp, tp)});
   }
-  int64_t forward = tokens * s * (2 * h + widest);
+  // Gemma-4 E2B/E4B: the per-layer inputs [T, layers x width] stay live through the pass.
+  const int64_t per_layer_inputs = int64_t{m.per_layer_input_size} * m.num_layers();
+  int64_t forward = tokens * s * (2 * h + widest + per_layer_inputs);
   // Sampling: fp32 logits of every sequence and their fp32 softmax probabilities.
   int64_t vocab = (m.vocab_size + 63) / 64 * 64;
   int64_t sampler = static_cast<int64_t>(num_seqs) * vocab * (4 + 4);
@@ -259,7 +261,11 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
       weights_how += fmt::format(" (kept in {}: {}; embeddings, norms and routers always)", dtype_name(c.weights.dtype), kept);
     }
   }
-  if (wb.vision > 0) weights_how += fmt::format("; vision encoder {} (16-bit, sharded by TP)", gib(wb.vision));
+  if (wb.vision > 0) {
+    weights_how += fmt::format("; {} {} (16-bit, sharded by TP)",
+                               m.audio.kind == VisionKind::kNone ? "vision encoder" : "vision and audio encoders",
+                               gib(wb.vision));
+  }
   if (p.expert_parallel) weights_how += fmt::format("; routed experts spread over {} GPUs (expert parallel)", p.expert_parallel_size());
   weights_how += fmt::format("; vocabulary padded to 64; RoPE cos/sin cache {}; exact", gib(rope));
   MemoryTerm w{"weights", "model weights", weights + rope, true, weights_how};
@@ -544,6 +550,12 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   if (c.engine == Engine::kSglang && plan.kv_budget_bytes > 0 && has_windowed_layers(layout) &&
       layout_state_layers(layout) == 0) {
     std::string why;
+    const bool kv_shared = std::any_of(m.layers.begin(), m.layers.end(), [](const LayerSpec& l) { return l.kv_shared; });
+    if (kv_shared) {
+      plan.notes.push_back(
+          "SGLang and kv-shared layers (Gemma-4 E2B/E4B): kvplan sizes SGLang's pools with the KV-owning layers only; "
+          "whether SGLang's pool sizing leaves the shared layers out was not confirmed from its source");
+    }
     if (sglang_uses_hybrid_swa(m, gpu_is_sm10x(gpu), v, &why)) {
       const SglangSwaPools pools = sglang_hybrid_swa_pools(layout, plan.kv_budget_bytes, kSglangSwaFullTokensRatio);
       plan.kv_cache_tokens = plan.num_blocks = pools.full_tokens;

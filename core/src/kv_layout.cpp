@@ -224,7 +224,9 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
     const LayerSpec& layer = m.layers[static_cast<size_t>(i)];
     if (layer.kind == LayerKind::kNoMixer) continue;  // an MLP alone keeps nothing per request
     bool stores_per_token = holds_kv_per_token(layer.kind);
-    bool shared = stores_per_token && (attention_index++ % s.cross_layer_share) != 0;
+    // a layer reads another's KV under cross-layer sharing (the scheme) or by construction (Gemma-4's
+    // kv-shared layers)
+    bool shared = stores_per_token && ((attention_index++ % s.cross_layer_share) != 0 || layer.kv_shared);
     if (i < first || i >= last) continue;
     GroupKey key{layer.kind, layer.window_tokens};
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) {

@@ -47,6 +47,7 @@ std::string_view vision_kind_name(VisionKind kind) {
     case VisionKind::kQwen3Vl: return "Qwen3-VL ViT";
     case VisionKind::kMoonVit: return "MoonViT";
     case VisionKind::kGemma4: return "Gemma-4 ViT";
+    case VisionKind::kGemma4Audio: return "Gemma-4 audio conformer";
   }
   return "?";
 }

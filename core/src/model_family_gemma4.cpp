@@ -10,8 +10,13 @@
 //   - enable_moe_block: the dense MLP (intermediate_size) runs beside 128 routed GeGLU experts
 //     stored fused per layer, with three more RMSNorms; the router carries proj, scale [hidden] and
 //     per_expert_scale [E]. The dense MLP is read as an always-active shared expert.
-// Refused: Per-Layer Embeddings (hidden_size_per_layer_input, the E2B/E4B sizes), cross-layer KV
-// sharing (num_kv_shared_layers), attention biases, and an activation other than gelu_pytorch_tanh.
+//   - the E2B/E4B sizes: Per-Layer Embeddings (hidden_size_per_layer_input: a second embedding table
+//     of num_layers x width per token, its projection from the hidden state and norm, and per layer a
+//     gate, a projection back and a norm), cross-layer KV sharing (the last num_kv_shared_layers
+//     layers read the KV of the last earlier layer of their type and store none; their k/v weights
+//     are still in the checkpoint) and, with use_double_wide_mlp, twice the MLP width on those layers.
+// Refused: attention biases, an activation other than gelu_pytorch_tanh, and double-wide MLPs with
+// the MoE block.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -40,13 +45,15 @@ double partial_rotary(const JsonFields& f, const char* layer_type) {
 
 ModelConfig parse_gemma4_text(const JsonFields& f, ModelConfig m) {
   read_common(f, m);
-  if (f.non_negative_int_or("hidden_size_per_layer_input", 0) > 0) {
-    f.fail("hidden_size_per_layer_input", std::to_string(f.non_negative_int_or("hidden_size_per_layer_input", 0)),
-           "must be 0: Per-Layer Embeddings (the Gemma-4 E2B/E4B sizes) are not enumerated");
+  m.per_layer_input_size = f.non_negative_int_or("hidden_size_per_layer_input", 0);
+  if (m.per_layer_input_size > 0) {
+    m.per_layer_input_vocab = f.positive_int_or("vocab_size_per_layer_input", m.vocab_size);
   }
-  if (f.non_negative_int_or("num_kv_shared_layers", 0) > 0) {
-    f.fail("num_kv_shared_layers", std::to_string(f.non_negative_int_or("num_kv_shared_layers", 0)),
-           "must be 0: Gemma-4's cross-layer KV sharing (the E2B/E4B sizes) is not modelled");
+  const int shared_layers = f.non_negative_int_or("num_kv_shared_layers", 0);
+  if (shared_layers >= m.num_layers()) {
+    f.fail("num_kv_shared_layers", std::to_string(shared_layers),
+           fmt::format("must be less than num_hidden_layers={} (a shared layer reads an earlier layer's KV)",
+                       m.num_layers()));
   }
   if (f.bool_or("attention_bias", false)) {
     f.fail("attention_bias", "true", "must be false: no Gemma-4 checkpoint with attention biases is known");
@@ -109,9 +116,27 @@ ModelConfig parse_gemma4_text(const JsonFields& f, ModelConfig m) {
         "counted and costed as an always-active shared expert",
         m.id, mlp.shared_intermediate_size, mlp.num_experts));
   }
-  for (LayerSpec& l : m.layers) {
+  // modeling_gemma4.py: layers from num_hidden_layers - num_kv_shared_layers on reuse the KV of the
+  // last earlier layer of their own type, and use_double_wide_mlp doubles their MLP.
+  const int first_shared = m.num_layers() - shared_layers;
+  const bool double_wide = f.bool_or("use_double_wide_mlp", false) && shared_layers > 0;
+  if (double_wide && mlp.kind == MlpKind::kMoe) {
+    f.fail("use_double_wide_mlp", "true", "must be false with enable_moe_block (no such checkpoint is known)");
+  }
+  for (int i = 0; i < m.num_layers(); ++i) {
+    LayerSpec& l = m.layers[static_cast<size_t>(i)];
     l.mlp = mlp;
     if (l.kind == LayerKind::kFullAttention && full_differs) l.attention = full;
+    if (i >= first_shared) {
+      bool has_source = false;
+      for (int j = 0; j < first_shared; ++j) has_source = has_source || m.layers[static_cast<size_t>(j)].kind == l.kind;
+      if (!has_source) {
+        f.fail("num_kv_shared_layers", std::to_string(shared_layers),
+               fmt::format("leaves layer {} ({}) no earlier layer of its type to share", i, layer_kind_name(l.kind)));
+      }
+      l.kv_shared = true;
+      if (double_wide) l.mlp.intermediate_size *= 2;
+    }
   }
   return m;
 }

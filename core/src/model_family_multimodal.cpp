@@ -143,19 +143,58 @@ ModelConfig parse_gemma3(const JsonFields& f, ModelConfig m) {
   return m;
 }
 
+namespace {
+
+// Gemma4ClippableLinear keeps four scalar clipping bounds per linear layer; HF's published totals
+// leave them out (E2B: 5,123,178,051 without the 928 of them), and so does kvplan.
+void clipped_linears_note(ModelConfig& m, const char* tower) {
+  m.notes.push_back(fmt::format(
+      "model '{}': the {} encoder's clipped linears carry four scalar bounds each, not counted (as in Hugging "
+      "Face's published parameter totals)",
+      m.id, tower));
+}
+
+// transformers Gemma4AudioModel (the E2B/E4B audio conformer), from audio_config.
+void read_gemma4_audio(const JsonFields& f, ModelConfig& m) {
+  const json& holder = f.raw("audio_config");
+  JsonFields a(holder, f.what() + " audio_config");
+  const std::string type = a.string_or("model_type", "gemma4_audio");
+  if (type != "gemma4_audio") a.fail("model_type", type, "must be gemma4_audio");
+  VisionShape& s = m.audio;
+  s.kind = VisionKind::kGemma4Audio;
+  s.hidden_size = a.positive_int("hidden_size");
+  s.num_layers = a.positive_int("num_hidden_layers");
+  s.num_heads = a.positive_int("num_attention_heads");
+  require_divides(a, "num_attention_heads", s.num_heads, "hidden_size", s.hidden_size);
+  s.head_dim = s.hidden_size / s.num_heads;
+  s.conv_kernel = a.positive_int("conv_kernel_size");
+  s.output_dim = a.positive_int_or("output_proj_dims", s.hidden_size);
+  s.out_hidden_size = m.hidden_size;
+  const json& ch = a.raw("subsampling_conv_channels");
+  if (!ch.is_array() || ch.size() != 2 || !ch[0].is_number_integer() || !ch[1].is_number_integer() ||
+      ch[0].get<int>() <= 0 || ch[1].get<int>() <= 0 || ch[0].get<int>() % 4 != 0) {
+    a.fail("subsampling_conv_channels", json_value_text(ch), "must be two positive channel counts, the first a multiple of 4");
+  }
+  s.subsample_channels[0] = ch[0].get<int>();
+  s.subsample_channels[1] = ch[1].get<int>();
+  const std::string act = a.string_or("hidden_act", "silu");
+  if (act != "silu") a.fail("hidden_act", act, "must be silu (the Gemma-4 audio conformer kvplan enumerates)");
+  if (a.bool_or("use_clipped_linears", false)) clipped_linears_note(m, "audio");
+}
+
+}  // namespace
+
 // Gemma-4 (gemma4): gemma4_text in text_config (model_family_gemma4.cpp), the Gemma-4 ViT in
 // vision_config (transformers Gemma4VisionModel: a patch projection, x and y position tables of
 // position_embedding_size rows, RMSNorm-sandwich blocks with q/k norms and a GeGLU MLP, std_bias /
-// std_scale when standardize) and embed_vision's projection into the text width. An audio tower
-// (audio_config) is not enumerated and is refused.
+// std_scale when standardize) and embed_vision's projection into the text width; the E2B/E4B audio
+// conformer (audio_config, Gemma4AudioModel) and embed_audio's projection.
 ModelConfig parse_gemma4(const JsonFields& f, ModelConfig m) {
-  if (f.has("audio_config")) {
-    f.fail("audio_config", "present", "must be null: Gemma-4's audio encoder is not enumerated");
-  }
   const json text = text_config(f, json::object());
   const std::string text_type = text.value("model_type", std::string("gemma4_text"));
   if (text_type != "gemma4_text") f.fail("text_config.model_type", text_type, "must be gemma4_text for model_type gemma4");
   m = wrapped_text_model(f, m, text, parse_gemma4_text, text_type);
+  if (f.has("audio_config")) read_gemma4_audio(f, m);
   if (!f.has("vision_config")) return m;
   json holder;
   JsonFields v = vision_fields(f, holder);
@@ -178,9 +217,7 @@ ModelConfig parse_gemma4(const JsonFields& f, ModelConfig m) {
                        "encoder shape kvplan enumerates)",
                        s.num_heads, s.hidden_size));
   }
-  if (v.bool_or("use_clipped_linears", false)) {
-    v.fail("use_clipped_linears", "true", "must be false: the clipping buffers are not enumerated");
-  }
+  if (v.bool_or("use_clipped_linears", false)) clipped_linears_note(m, "vision");
   return m;
 }
 

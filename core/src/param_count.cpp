@@ -324,10 +324,30 @@ class TensorList {
     mlp(l.mlp, n);
     for (int i = 0; i < m_.norms_per_layer; ++i) norm(m_.hidden_size);
     if (m_.layer_scalar) vec(Part::kNorm, 1);
+    if (m_.per_layer_input_size > 0) {
+      // per_layer_input_gate [width, hidden] and per_layer_projection [hidden, width], replicated on
+      // every rank (vLLM ReplicatedLinear), and post_per_layer_input_norm
+      linear(Part::kMlp, Module::kMlp, "per_layer_input_gate", m_.per_layer_input_size, m_.hidden_size, false);
+      linear(Part::kMlp, Module::kMlp, "per_layer_projection", m_.hidden_size, m_.per_layer_input_size, false);
+      norm(m_.hidden_size);
+    }
     layer_ = -1;
   }
 
-  void embedding() { mat(Part::kEmbedding, vocab_per_gpu(), m_.hidden_size); }
+  void embedding() {
+    mat(Part::kEmbedding, vocab_per_gpu(), m_.hidden_size);
+    if (m_.per_layer_input_size > 0) {
+      // Gemma-4 E2B/E4B Per-Layer Embeddings (vLLM gemma4.py): embed_tokens_per_layer
+      // [vocab, layers x width] (a VocabParallelEmbedding), per_layer_model_projection [layers x width,
+      // hidden] (column-parallel) and per_layer_projection_norm [width]
+      const int64_t width = int64_t{m_.num_layers()} * m_.per_layer_input_size;
+      int64_t vocab = m_.per_layer_input_vocab;
+      if (pad_vocab_) vocab = ceil_div(vocab, 64) * 64;
+      mat(Part::kEmbedding, ceil_div(vocab, tp_), width);
+      mat(Part::kEmbedding, width / tp_, m_.hidden_size);
+      vec(Part::kNorm, m_.per_layer_input_size);
+    }
+  }
   void head(bool force_untied) {
     norm(m_.hidden_size);
     if (!m_.tie_word_embeddings || force_untied) {
@@ -336,6 +356,37 @@ class TensorList {
   }
 
   // The vision encoder and its projector, unsharded (the caller shards the total by TP).
+  // Gemma-4 E2B/E4B audio conformer (transformers Gemma4AudioModel), unsharded like the vision
+  // encoder: two stride-2 3x3 convolutions (no bias) each with a LayerNorm without bias, the input
+  // projection; per layer two macaron FFNs (H -> 4H -> H with pre/post norms), attention (q, k, v,
+  // post, relative_k_proj, per_dim_scale), the light conv (linear_start H -> 2H, depthwise conv,
+  // linear_end, two norms) and three norms; output_proj with bias; then embed_audio's projection.
+  void audio() {
+    const VisionShape& a = m_.audio;
+    if (a.kind != VisionKind::kGemma4Audio) return;
+    const int64_t H = a.hidden_size, L = a.num_layers, c0 = a.subsample_channels[0], c1 = a.subsample_channels[1];
+    auto lin = [&](int64_t rows, int64_t cols, int64_t copies = 1) {
+      add({Part::kVision, rows, cols, Module::kNone, -1, "", copies});
+    };
+    lin(c0, 9);            // layer0 conv 1 -> c0
+    lin(c0, 1);            // its LayerNorm weight
+    lin(c1, c0 * 9);       // layer1 conv c0 -> c1
+    lin(c1, 1);            // its LayerNorm weight
+    lin(H, c0 / 4 * c1);   // input_proj_linear
+    lin(4 * H, H, 2 * L);  // ffw_layer_1 of both FFNs
+    lin(H, 4 * H, 2 * L);  // ffw_layer_2
+    lin(H, 4, L);          // the FFNs' pre/post norms
+    lin(H, H, 5 * L);      // q, k, v, post, relative_k_proj
+    lin(a.head_dim, 1, L); // per_dim_scale
+    lin(2 * H, H, L);      // linear_start
+    lin(H, H, L);          // linear_end
+    lin(H, a.conv_kernel, L);  // depthwise_conv1d
+    lin(H, 5, L);          // lconv pre_layer_norm, conv_norm; norm_pre_attn, norm_post_attn, norm_out
+    lin(a.output_dim, H);  // output_proj
+    lin(a.output_dim, 1);  // its bias
+    lin(a.out_hidden_size, a.output_dim);  // embed_audio.embedding_projection
+  }
+
   void vision() {
     const VisionShape& v = m_.vision;
     const int64_t H = v.hidden_size, I = v.intermediate_size, L = v.num_layers;
@@ -345,7 +396,8 @@ class TensorList {
     };
     auto v1 = [&](int64_t n, int64_t copies = 1) { add({Part::kVision, n, 1, Module::kNone, -1, "", copies}); };
     switch (v.kind) {
-      case VisionKind::kNone: return;
+      case VisionKind::kNone:
+      case VisionKind::kGemma4Audio: return;  // the audio encoder: audio()
       case VisionKind::kQwen2Vl:
       case VisionKind::kQwen25Vl: {
         const bool v25 = v.kind == VisionKind::kQwen25Vl;
@@ -504,6 +556,7 @@ void enumerate(const ModelConfig& m, const Parallelism& p, int stage, bool pad_v
   // With pipeline stages the last stage holds its own LM head even when tied.
   if (is_last) list.head(p.pipeline_parallel > 1 && m.tie_word_embeddings);
   if (is_first) list.vision();
+  if (is_first) list.audio();
 }
 
 // The Hugging Face style name of a tensor's module, for matching ignore lists.

@@ -537,6 +537,16 @@ class Builder {
       mlp(l.mlp);
     }
     all_reduce(has_mlp ? "mlp_all_reduce" : "attn_all_reduce");
+    if (m_.per_layer_input_size > 0) {
+      // Gemma-4 E2B/E4B: gate the layer's per-layer input, project it back to the hidden width and
+      // add it (replicated linears: every rank does the whole of them, no all-reduce)
+      module(kQuantMlp);
+      gemm("per_layer_input_gate", T_, m_.per_layer_input_size, h_);
+      add("per_layer_input_mul", OpClass::kElementwise, 2.0 * T_ * m_.per_layer_input_size,
+          3.0 * T_ * m_.per_layer_input_size * kAct);
+      gemm("per_layer_projection", T_, h_, m_.per_layer_input_size);
+      norms("per_layer_norm", 1);
+    }
     layer_type_ = -1;
     group_ = -1;
     repeat_ = 1;
@@ -636,7 +646,7 @@ StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout,
   const int share = std::max(1, layout.scheme().cross_layer_share);
   for (int i = 0; i < model.num_layers(); ++i) {
     const LayerSpec& l = model.layers[static_cast<size_t>(i)];
-    const bool shared = holds_kv_per_token(l.kind) && (attention_index++ % share) != 0;
+    const bool shared = holds_kv_per_token(l.kind) && ((attention_index++ % share) != 0 || l.kv_shared);
     if (i < first || i >= last) continue;
     const bool windowed = l.kind == LayerKind::kSlidingAttention || l.kind == LayerKind::kChunkedAttention;
     const uint8_t mask = options_.quant_mask.empty() ? (options_.weights.quant.quantized() ? kQuantAll : uint8_t{0})
@@ -678,6 +688,13 @@ void StepOpsBuilder::build(const StepShape& shape, StepOps& out) const {
   // Prologue: embedding gather (first stage).
   if (options.pipeline_stage == 0 && T > 0) {
     b.add("embedding", OpClass::kElementwise, 0, 2.0 * T * h * kAct);
+    if (model.per_layer_input_size > 0) {
+      // Gemma-4 E2B/E4B Per-Layer Embeddings: the per-layer rows of every token, and their
+      // projection from the hidden state (column-parallel), normed and added
+      const int64_t width = int64_t{model.num_layers()} * model.per_layer_input_size;
+      b.add("per_layer_embedding", OpClass::kElementwise, 0, 2.0 * T * static_cast<double>(width) * kAct);
+      b.gemm("per_layer_model_projection", T, width / parallel.tensor_parallel, h);
+    }
   }
   out.prologue_end = static_cast<int>(out.ops.size());
 

@@ -320,7 +320,9 @@ VllmProfile vllm_profile(const ModelConfig& m, const GpuSpec& gpu, const Paralle
   const int64_t s = dtype_bits(m.dtype) / 8;
   prof.hidden_copies = prof.v1 ? 4 : (p.tensor_parallel > 1 && !c.rocm ? 4 : 3);
   const int64_t h = m.hidden_size;
-  prof.forward_bytes = batched * s * (prof.hidden_copies * h + widest_intermediate_elems(m, p));
+  // Gemma-4 E2B/E4B: the per-layer inputs [T, layers x width] stay live through the pass.
+  const int64_t per_layer_inputs = int64_t{m.per_layer_input_size} * m.num_layers();
+  prof.forward_bytes = batched * s * (prof.hidden_copies * h + widest_intermediate_elems(m, p) + per_layer_inputs);
   // V0 0.2.5-0.6.3 read the peak as free memory lost (total - free, then free at init - free), so
   // what PyTorch's caching allocator reserved counts, not only what was allocated at the peak. A
   // long pass leaves at least one freed [T, hidden] block the allocator cannot reuse for the wider

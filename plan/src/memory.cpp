@@ -79,10 +79,12 @@ std::string memory_text(const MemoryAnswer& a) {
   out += fmt::format("{} on {} ({}), {}\n", s.model.name, s.gpu.name, parallel_text(s.parallel), p.engine_label);
   out += fmt::format("  model: {} parameters ({} active per token){}; weights {} as {}\n",
                      with_commas(a.params.total()), with_commas(a.params.active()),
-                     a.params.vision > 0 ? fmt::format(", of which the {} vision encoder {}",
-                                                       vision_kind_name(s.model.vision.kind),
-                                                       with_commas(a.params.vision))
-                                         : std::string(),
+                     a.params.vision == 0 ? std::string()
+                     : s.model.audio.kind == VisionKind::kNone
+                         ? fmt::format(", of which the {} vision encoder {}", vision_kind_name(s.model.vision.kind),
+                                       with_commas(a.params.vision))
+                         : fmt::format(", of which the encoders ({}, {}) {}", vision_kind_name(s.model.vision.kind),
+                                       vision_kind_name(s.model.audio.kind), with_commas(a.params.vision)),
                      gib_text(weight_bytes_total(s.model, s.serving.weights, a.params)), s.serving.weights.describe());
   // What the user said about this GPU's memory, where it differs from the preset.
   std::vector<std::string> given;

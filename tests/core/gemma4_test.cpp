@@ -164,16 +164,87 @@ TEST(Gemma4, ReproducesTheVllmLog) {
   EXPECT_EQ(plan.printed_kv_tokens, static_cast<int64_t>(static_cast<double>(pool) / 3909 * 32768));
 }
 
+// Gemma-4 E2B: Per-Layer Embeddings, 20 kv-shared layers with double-wide MLPs, the audio conformer.
+TEST(Gemma4, E2bParameterCountByHand) {
+  const ModelConfig m = resolve_model("google/gemma-4-E2B-it");
+  int shared = 0;
+  for (const LayerSpec& l : m.layers) shared += l.kv_shared ? 1 : 0;
+  EXPECT_EQ(shared, 20);
+  EXPECT_FALSE(m.layers[14].kv_shared);
+  EXPECT_EQ(m.layers[14].mlp.intermediate_size, 6144);
+  EXPECT_EQ(m.layers[15].mlp.intermediate_size, 12288);  // use_double_wide_mlp on the shared layers
+  // D = 1,536, 35 layers (7 full at 4, 9, ..., 34), one KV head, Per-Layer Embeddings of 256.
+  // sliding attention q D x 2,048, k and v D x 256, o 2,048 x D = 7,077,888 + q/k norms 512
+  // full attention q D x 4,096, k and v D x 512, o = 14,155,776 + 1,024 (the shared layers keep k/v)
+  // MLP 3 x D x 6,144 = 28,311,552 (15 layers) or x 12,288 = 56,623,104 (20 layers)
+  // per layer: four norms, layer_scalar, per_layer_input_gate 256 x D, per_layer_projection D x 256,
+  //   post_per_layer_input_norm D = 6,145 + 787,968
+  const int64_t layers = int64_t{28} * 7078400 + int64_t{7} * 14156800 + int64_t{15} * 28311552 +
+                         int64_t{20} * 56623104 + int64_t{35} * (6145 + 787968);
+  // embeddings 262,144 x D; PLE table 262,144 x 35 x 256; its projection D x 8,960 and norm 256; final norm
+  const int64_t text = int64_t{262144} * 1536 + int64_t{262144} * 8960 + int64_t{1536} * 8960 + 256 + layers + 1536;
+  // vision: patch 768 x 768, positions 2 x 10,240 x 768, 16 x (4 x 768² + 2 x 64 + 4 x 768 + 3 x 768 x 3,072),
+  //   projector 1,536 x 768
+  const int64_t vision = int64_t{768} * 768 + int64_t{2} * 10240 * 768 + int64_t{16} * (4 * 768 * 768 + 128 + 4 * 768 + 3 * 768 * 3072) +
+                         int64_t{1536} * 768;
+  // audio, H = 1,024: convolutions 128 x 9 + 128 + 32 x 128 x 9 + 32, input_proj H x (128 / 4 x 32);
+  //   12 x (24 H² + 9 H + 5 H + 128); output_proj 1,536 x H + 1,536; embed_audio 1,536 x 1,536
+  const int64_t H = 1024;
+  const int64_t audio = 1152 + 128 + 36864 + 32 + H * 1024 + 12 * (24 * H * H + 14 * H + 128) + 1536 * H + 1536 +
+                        int64_t{1536} * 1536;
+  const ParamCount c = count_parameters(m);
+  EXPECT_EQ(c.vision, vision + audio);
+  EXPECT_EQ(c.total(), text + vision + audio);
+  EXPECT_EQ(c.total(), 5123178051);  // the published HF total
+}
+
+TEST(Gemma4, KvSharedLayersStoreNoKv) {
+  const ModelConfig m = resolve_model("gemma-4-e4b");
+  const KvLayout layout = build_kv_layout(m, KvScheme{}, Parallelism{});
+  for (const KvLayerGroup& g : layout.groups()) {
+    // 42 layers, full at 5, 11, ..., 41; the last 18 (24..41) read layer 23's or 22's KV
+    if (g.kind == LayerKind::kFullAttention) {
+      EXPECT_EQ(g.num_layers, 4);
+      EXPECT_EQ(g.shared_layers, 3);
+    } else {
+      EXPECT_EQ(g.num_layers, 20);
+      EXPECT_EQ(g.shared_layers, 15);
+    }
+  }
+  // per token: 4 x 2 x 512 x 2 x 2 + 20 x 2 x 256 x 2 x 2 = 57,344 B
+  EXPECT_DOUBLE_EQ(layout.bytes_per_token(), 57344.0);
+  EXPECT_EQ(count_parameters(m).total(), 7996156490);  // the published HF total
+}
+
+// find_string id 54492899325: google/gemma-4-E4B-it under vLLM 0.22.1 on an RTX 3090 Ti,
+// max_model_len 32,768, max_num_batched_tokens 2,048: "Available KV cache memory: 4.1 GiB",
+// "GPU KV cache size: 224,353 tokens", "Maximum concurrency ...: 6.85x".
+TEST(Gemma4, ReproducesTheE4bVllmLog) {
+  KvLayout layout = build_kv_layout(resolve_model("gemma-4-e4b"), KvScheme{}, Parallelism{});
+  // pages at 16 tokens: full 16 x 4,096 = 65,536 B, sliding 16 x 2,048: its block doubles to 32
+  EXPECT_EQ(vllm_v1_unify_attention_pages(layout), 65536);
+  const VllmKvGroups groups = vllm_v1_kv_groups(layout);
+  EXPECT_EQ(groups.group_size, 4);    // the 4 KV-owning full layers; the 20 sliding ones in 5 groups
+  EXPECT_EQ(groups.num_groups(), 6);
+  // a request: cdiv(32,768, 16) = 2,048 full blocks + 5 x (cdiv(511 + 2,048, 32) + 1 = 81) = 2,453;
+  // 16,795 blocks x 4 pages x 65,536 B = 4.10 GiB; 16,795 / 2,453 = 6.8467x; x 32,768 = 224,353
+  const double concurrency = vllm_v1_hybrid_max_concurrency(groups, 16795, 16, 32768, 2048);
+  EXPECT_EQ(fmt::format("{:.2f}", concurrency), "6.85");
+  EXPECT_EQ(static_cast<int64_t>(concurrency * 32768), 224353);
+  EXPECT_EQ(fmt::format("{:.1f}", int64_t{16795} * 4 * 65536 / 1073741824.0), "4.1");
+}
+
 TEST(Gemma4, UnknownLayoutsAreRefused) {
-  json c = released_config("gemma-4-31b");
-  c["text_config"]["hidden_size_per_layer_input"] = 256;
-  expect_refused(c, "hidden_size_per_layer_input");
+  json c = released_config("gemma-4-26b-a4b");
+  c["text_config"]["num_kv_shared_layers"] = 5;
+  c["text_config"]["use_double_wide_mlp"] = true;
+  expect_refused(c, "use_double_wide_mlp");
   c = released_config("gemma-4-31b");
-  c["text_config"]["num_kv_shared_layers"] = 20;
+  c["text_config"]["num_kv_shared_layers"] = 60;
   expect_refused(c, "num_kv_shared_layers");
-  c = released_config("gemma-4-31b");
-  c["audio_config"] = json::object({{"hidden_size", 1024}});
-  expect_refused(c, "audio_config");
+  c = released_config("gemma-4-e2b");
+  c["audio_config"]["hidden_act"] = "gelu";
+  expect_refused(c, "hidden_act=gelu");
   c = released_config("gemma-4-31b");
   c["text_config"]["hidden_activation"] = "silu";
   expect_refused(c, "hidden_activation=silu");

@@ -155,6 +155,9 @@ struct LayerSpec {
   // full-attention layers: wider heads, fewer KV heads). Layers of one kind and window share one
   // shape (build_kv_layout checks). Read it through layer_attention().
   std::optional<AttentionShape> attention;
+  // Reads the KV of an earlier layer and stores none (Gemma-4 num_kv_shared_layers; vLLM
+  // kv_sharing_target_layer_name). Its k/v weights are still in the checkpoint and loaded.
+  bool kv_shared = false;
 };
 
 // A vision encoder whose weights a multimodal checkpoint carries (engines load it on every rank).
@@ -168,6 +171,7 @@ enum class VisionKind {
   kQwen3Vl,    // Qwen3-VL / Qwen3.5 ViT: LayerNorm, plain GELU MLP, learned position table, merger
   kMoonVit,    // Kimi-K2.5 MoonViT: LayerNorm, plain GELU MLP, learned 2D position grid, patch merger
   kGemma4,     // Gemma-4 ViT: RMSNorm sandwich blocks, q/k norms, GeGLU MLP, x/y position tables, projector
+  kGemma4Audio,  // Gemma-4 audio conformer (E2B/E4B): conv subsampling, macaron FFNs, light conv, projector
 };
 std::string_view vision_kind_name(VisionKind kind);
 
@@ -192,6 +196,10 @@ struct VisionShape {
   int deepstack_mergers = 0;        // Qwen3-VL: extra mergers (deepstack_visual_indexes entries)
   int head_dim = 0;                 // Gemma-4: per-head q/k norm width
   bool standardize = false;         // Gemma-4: std_bias and std_scale buffers [hidden]
+  // Gemma-4 audio: subsampling conv channels, light-conv kernel, encoder output width (output_proj_dims)
+  int subsample_channels[2] = {0, 0};
+  int conv_kernel = 0;
+  int output_dim = 0;
 };
 
 enum class NormKind { kRmsNorm, kLayerNorm };
@@ -230,6 +238,10 @@ struct ModelConfig {
   LinearAttentionShape linear;
   MambaShape mamba;
   VisionShape vision;
+  VisionShape audio;  // an audio encoder a multimodal checkpoint carries (Gemma-4 E2B/E4B); kind kNone if none
+  // Gemma-4 E2B/E4B Per-Layer Embeddings: hidden_size_per_layer_input (0: none) and its vocabulary.
+  int per_layer_input_size = 0;
+  int per_layer_input_vocab = 0;
   std::vector<LayerSpec> layers;
   QuantizationConfig quantization;  // from quantization_config; method kNone when absent
   int num_mtp_layers = 0;           // multi-token-prediction layers in the checkpoint (not loaded)
