@@ -27,15 +27,8 @@ constexpr int64_t kCudaContextBytes = 512 * kMiB;
 int64_t rope_cache_bytes(const ModelConfig& m) {
   // vLLM keeps one cos/sin cache of [max_position_embeddings, rotary_dim] in the model dtype per
   // distinct rotary embedding (Gemma-4's full-attention layers have their own, AttentionShape::rotary_dim).
-  // A model has at most one layer shape of its own (build_kv_layout keeps one per kind and window,
-  // and only Gemma-4's full-attention layers have one).
-  int64_t widths = m.rotary_dim;
-  for (const LayerSpec& l : m.layers) {
-    if (l.attention) {
-      widths += l.attention->rotary_dim;
-      break;
-    }
-  }
+  const AttentionShape* own = own_attention_shape(m);
+  const int64_t widths = m.rotary_dim + (own != nullptr ? own->rotary_dim : 0);
   return m.max_position_embeddings * widths * (dtype_bits(m.dtype) / 8);
 }
 

@@ -236,7 +236,8 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
     if (inserted) {
       it = groups.insert(groups.end(), {key, KvLayerGroup{}});
       shapes.push_back(&layer_attention(m, layer));
-    } else if (!(*shapes[static_cast<size_t>(it - groups.begin())] == layer_attention(m, layer))) {
+    } else if (const AttentionShape& seen = *shapes[static_cast<size_t>(it - groups.begin())];
+               &seen != &layer_attention(m, layer) && !(seen == layer_attention(m, layer))) {
       throw ConfigError(fmt::format(
           "model '{}': layer {} is {} like an earlier layer but has another attention shape; kvplan keeps one shape "
           "per layer kind and window",

@@ -81,14 +81,7 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
   auto count = [&](LayerKind k) { return kinds[static_cast<std::size_t>(k)]; };
   bool has_attention = count(LayerKind::kFullAttention) + count(LayerKind::kSlidingAttention) > 0;
   // The model's attention shape and a layer shape of its own (Gemma-4's full-attention layers).
-  const AttentionShape* own = nullptr;
-  for (const LayerSpec& l : m.layers) {
-    if (l.attention) {
-      own = &*l.attention;
-      break;
-    }
-  }
-  for (const AttentionShape* shape : {&m.attention, own}) {
+  for (const AttentionShape* shape : {&m.attention, own_attention_shape(m)}) {
     if (!has_attention || shape == nullptr) continue;
     const AttentionShape& a = *shape;
     if (a.num_q_heads % tp != 0) {

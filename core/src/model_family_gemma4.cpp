@@ -30,12 +30,19 @@ using nlohmann::json;
 
 namespace {
 
+// rope_parameters[layer_type] when it is an object, else nullptr.
+const json* rope_entry(const JsonFields& f, const char* layer_type) {
+  if (!f.has("rope_parameters")) return nullptr;
+  const json& r = f.raw("rope_parameters");
+  if (!r.is_object() || !r.contains(layer_type) || !r[layer_type].is_object()) return nullptr;
+  return &r[layer_type];
+}
+
 // rope_parameters[layer_type].partial_rotary_factor, 1 when absent.
 double partial_rotary(const JsonFields& f, const char* layer_type) {
-  if (!f.has("rope_parameters")) return 1.0;
-  const json& r = f.raw("rope_parameters");
-  if (!r.is_object() || !r.contains(layer_type) || !r[layer_type].is_object()) return 1.0;
-  JsonFields rf(r[layer_type], fmt::format("{}: rope_parameters.{}", f.what(), layer_type));
+  const json* r = rope_entry(f, layer_type);
+  if (r == nullptr) return 1.0;
+  JsonFields rf(*r, fmt::format("{}: rope_parameters.{}", f.what(), layer_type));
   const double partial = rf.number_or("partial_rotary_factor", 1.0);
   if (partial <= 0 || partial > 1) rf.fail("partial_rotary_factor", fmt::format("{}", partial), "must be in (0, 1]");
   return partial;
@@ -85,12 +92,8 @@ ModelConfig parse_gemma4_text(const JsonFields& f, ModelConfig m) {
   // rope_type "proportional" (partial_rotary_factor 0.25): vLLM's Gemma4RotaryEmbedding rotates every
   // dim with zero frequencies outside the first quarter, so its cos/sin cache rows are the whole head
   // (get_rope; quoted in find_string ids 69089257871, 57653133870). Any other rope type: the partial width.
-  const bool proportional = [&] {
-    if (!f.has("rope_parameters") || !f.raw("rope_parameters").is_object()) return false;
-    const json& r = f.raw("rope_parameters");
-    return r.contains("full_attention") && r["full_attention"].is_object() &&
-           r["full_attention"].value("rope_type", std::string()) == "proportional";
-  }();
+  const json* full_rope = rope_entry(f, "full_attention");
+  const bool proportional = full_rope != nullptr && full_rope->value("rope_type", std::string()) == "proportional";
   full.rotary_dim = proportional ? full.head_dim
                                  : static_cast<int>(std::lround(full.head_dim * partial_rotary(f, "full_attention")));
   const bool full_differs = !(full == a) || full.rotary_dim != m.rotary_dim;

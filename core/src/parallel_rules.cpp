@@ -99,12 +99,7 @@ void validate_split(const ModelConfig& m, const Parallelism& p, const WeightForm
                   static_cast<int64_t>(a.num_q_heads / tp) * a.v_head_dim, false, true);
     };
     check_attention(m.attention);
-    for (const LayerSpec& l : m.layers) {
-      if (l.attention) {
-        check_attention(*l.attention);
-        break;  // one shape of its own at most (build_kv_layout)
-      }
-    }
+    if (const AttentionShape* own = own_attention_shape(m)) check_attention(*own);
   }
 }
 

@@ -260,6 +260,15 @@ struct ModelConfig {
 inline const AttentionShape& layer_attention(const ModelConfig& m, const LayerSpec& l) {
   return l.attention ? *l.attention : m.attention;
 }
+// The first layer shape of its own, nullptr if every layer uses ModelConfig::attention. A model has
+// at most one (build_kv_layout keeps one shape per layer kind and window; only Gemma-4's
+// full-attention layers have one).
+inline const AttentionShape* own_attention_shape(const ModelConfig& m) {
+  for (const LayerSpec& l : m.layers) {
+    if (l.attention) return &*l.attention;
+  }
+  return nullptr;
+}
 
 struct ModelParseOptions {
   // Read an unknown model_type as a generic dense Llama-like decoder (with a warning) instead of
