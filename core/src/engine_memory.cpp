@@ -12,6 +12,7 @@
 #include "kvplan/core/limits.h"
 #include "kvplan/core/number_text.h"
 #include "kvplan/core/sglang_swa.h"
+#include "kvplan/core/vllm_dsv4_pool.h"
 #include "kvplan/core/vllm_profile.h"
 
 namespace kvplan {
@@ -167,6 +168,10 @@ int64_t vllm_activation_peak_bytes(const ModelConfig& m, const Parallelism& p, i
       mixer = 3 * m.mamba.d_inner / tp;
     } else if (l.kind == LayerKind::kNoMixer) {
       mixer = 0;
+    } else if (l.kind == LayerKind::kCompressedAttention) {
+      // DeepSeek-V4: the queries and the attention output (heads x head_dim each), the grouped LoRA output
+      const CompressedAttentionShape& a = m.compressed;
+      mixer = 2 * a.num_heads / tp * a.head_dim + a.o_groups / tp * a.o_lora_rank;
     } else {
       const LinearAttentionShape& a = m.linear;
       mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;
@@ -206,8 +211,30 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
         "{}-value latent",
         v.text(), m.mla.kv_lora_rank + m.mla.qk_rope_head_dim));
   }
+  // DeepSeek-V4: vLLM's own allocator rules for its caches (vllm_dsv4_pool.h); the other engines'
+  // pools for it are not modelled.
+  const bool dsv4 = m.count_layers(LayerKind::kCompressedAttention) > 0;
+  if (dsv4) {
+    if (c.engine != Engine::kVllm) {
+      throw ConfigError(fmt::format(
+          "model '{}': the {} KV pool for DeepSeek-V4's compressed caches is not modelled yet; kvplan answers "
+          "DeepSeek-V4 under vLLM only (--engine vllm)",
+          m.id, engine_name(c.engine)));
+    }
+    if (s.tokens_per_block % 128 != 0) {
+      plan.notes.push_back(fmt::format(
+          "vLLM pages DeepSeek-V4's compressed caches in blocks of 256 tokens (its sparse backend's preferred "
+          "block size), not {}: pass --block-size (a multiple of 128) to choose another",
+          s.tokens_per_block));
+      s.tokens_per_block = 256;
+    }
+    if (!v1 || !v.at_least(0, 24)) {
+      plan.notes.push_back(fmt::format(
+          "vLLM {} predates DeepSeek-V4 support; its pool is sized by the 0.25 / 0.26 allocator rules", v.text()));
+    }
+  }
   KvLayout layout = build_kv_layout(m, s, p, stage);
-  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10)) {
+  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10) && !dsv4) {
     // Attention and recurrent-state layers share one page size (vllm_profile.h VllmHybridPages).
     const VllmHybridPages pages = vllm_v1_hybrid_pages(layout, gpu_is_sm100(gpu), s.tokens_per_block);
     if (pages.block_tokens > 0) {
@@ -223,7 +250,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
           100.0 * static_cast<double>(pages.page_bytes - pages.state_bytes) / static_cast<double>(pages.state_bytes)));
     }
   }
-  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10)) {
+  if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10) && !dsv4) {
     // Attention layers of different page sizes (Gemma-4): vLLM multiplies the smaller pages' blocks.
     const int64_t page = vllm_v1_unify_attention_pages(layout);
     if (page > 0) {
@@ -441,7 +468,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
   plan.block_bytes = layout.engine_block_bytes();
   // vLLM V1's hybrid allocator: layer groups of one page size (vllm_profile.h); empty otherwise.
   const VllmKvGroups groups =
-      c.engine == Engine::kVllm && v1 && v.at_least(0, 10) ? vllm_v1_kv_groups(layout) : VllmKvGroups{};
+      c.engine == Engine::kVllm && v1 && v.at_least(0, 10) && !dsv4 ? vllm_v1_kv_groups(layout) : VllmKvGroups{};
   // Recurrent layers are in the groups only when their state was paged like attention (above).
   const bool state_grouped = std::any_of(groups.types.begin(), groups.types.end(),
                                          [](const VllmKvGroups::Type& t) { return !holds_kv_per_token(t.kind); });
@@ -535,6 +562,27 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
               vllm_blocks, groups.num_groups(), groups.group_size, plan.max_model_len, rules));
         }
       }
+    }
+    if (dsv4) {
+      const VllmDsv4Pool pool =
+          vllm_dsv4_pool(layout, s.tokens_per_block, plan.max_model_len, plan.max_num_batched_tokens);
+      plan.block_bytes = pool.block_stride_bytes;
+      plan.num_blocks = plan.kv_budget_bytes / pool.block_stride_bytes;
+      plan.kv_cache_tokens = plan.num_blocks * s.tokens_per_block;
+      plan.max_concurrency = static_cast<double>(plan.num_blocks) / static_cast<double>(pool.blocks_per_request);
+      std::string groups_text;
+      for (const VllmDsv4Pool::Group& g : pool.groups) {
+        groups_text += fmt::format("{}{} ({} caches, block {}{})", groups_text.empty() ? "" : ", ",
+                                   g.full ? "compressed" : "sliding", g.pages.size(), g.block_tokens,
+                                   g.full ? "" : fmt::format(", window {}", g.window_tokens));
+      }
+      plan.notes.push_back(fmt::format(
+          "vLLM's DeepSeek-V4 pool: {} KV cache groups of up to {} layer caches: {}; pages padded to 576 B; one block "
+          "id takes {} B across the groups, so {} blocks; a {}-token request takes {} of them (each group's pages "
+          "weighed by its page bytes; vllm_dsv4_pool.h, the 0.25 / 0.26 rules). An MTP draft layer would add one "
+          "window cache, not counted here",
+          pool.groups.size(), pool.group_size, groups_text, with_commas(pool.block_stride_bytes),
+          with_commas(plan.num_blocks), with_commas(plan.max_model_len), with_commas(pool.blocks_per_request)));
     }
     plan.requests_at_max_len = plan.request_bytes_at_max_len > 0
                                    ? plan.kv_budget_bytes / plan.request_bytes_at_max_len

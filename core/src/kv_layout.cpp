@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -67,10 +68,48 @@ std::vector<VectorSet> vectors_of(const ModelConfig& m, const AttentionShape& a,
 struct GroupKey {
   LayerKind kind;
   int window;
+  int compress_ratio = 0;
+  KvCachePart part = KvCachePart::kKv;
   bool operator<(const GroupKey& o) const {
-    return kind != o.kind ? kind < o.kind : window < o.window;
+    return std::tie(kind, window, compress_ratio, part) < std::tie(o.kind, o.window, o.compress_ratio, o.part);
   }
 };
+
+// DeepSeek-V4's caches of one layer with compression ratio r (0: its window alone), per token or
+// entry, as vLLM (fp8_ds_mla, deepseek_v4_attention.py, deepseek_compressor.py) and SGLang
+// (deepseek_v4_memory_pool.py) both allocate them (validate() requires the fp8 cache):
+//   - the window and the compressed latents: head_dim - rope_dim NoPE dims in fp8, the RoPE dims in
+//     bf16, one ue8m0 scale byte per 64 NoPE dims and one pad byte (584 B for head_dim 512, rope 64);
+//   - the indexer's compressed keys (r = 4): index_head_dim fp8 + one fp32 scale per 128 (132 B);
+//   - each compressor's state: kv and score rows of coff x its width in fp32 over the last coff x r
+//     tokens (coff = 2 for r = 4, whose windows overlap; 1 otherwise).
+struct CompressedCache {
+  GroupKey key;
+  const char* name;
+  int64_t bytes;  // per token (window and states) or per entry (compressed)
+  int elements;
+};
+
+std::vector<CompressedCache> compressed_attention_caches(const CompressedAttentionShape& a, int r) {
+  const int64_t nope = a.head_dim - a.rope_dim;
+  const int64_t latent = nope + int64_t{2} * a.rope_dim + nope / 64 + 1;
+  std::vector<CompressedCache> out;
+  out.push_back({{LayerKind::kSlidingAttention, a.window, 0, KvCachePart::kKv}, "latent_window", latent, a.head_dim});
+  if (r == 0) return out;
+  const int coff = r == 4 ? 2 : 1;
+  const char* family = r == 4 ? "csa" : "hca";
+  out.push_back({{LayerKind::kCompressedAttention, 0, r, KvCachePart::kKv}, family, latent, a.head_dim});
+  out.push_back({{LayerKind::kSlidingAttention, coff * r, 0, KvCachePart::kCompressorState},
+                 r == 4 ? "csa_compressor_state" : "hca_compressor_state", int64_t{2} * coff * a.head_dim * 4,
+                 2 * coff * a.head_dim});
+  if (r == 4) {
+    out.push_back({{LayerKind::kCompressedAttention, 0, r, KvCachePart::kIndexerKeys}, "csa_indexer",
+                   a.index_head_dim + a.index_head_dim / 128 * 4, a.index_head_dim});
+    out.push_back({{LayerKind::kSlidingAttention, coff * r, 0, KvCachePart::kIndexerCompressorState},
+                   "csa_indexer_compressor_state", int64_t{2} * coff * a.index_head_dim * 4, 2 * coff * a.index_head_dim});
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -92,6 +131,7 @@ int64_t KvLayout::held_tokens(const KvLayerGroup& g, int64_t tokens) const {
 int64_t KvLayout::layer_bytes(const KvLayerGroup& g, int64_t tokens) const {
   if (!holds_kv_per_token(g.kind)) return g.state_bytes_per_request;
   int64_t held = held_tokens(g, tokens);
+  if (g.compress_ratio > 1) return held / g.compress_ratio * g.entry_bytes();
   if (scheme_.kv_dtype != DType::kInt2) {
     return held * static_cast<int64_t>(g.bytes_per_token);
   }
@@ -223,6 +263,32 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
   for (int i = 0; i < m.num_layers(); ++i) {
     const LayerSpec& layer = m.layers[static_cast<size_t>(i)];
     if (layer.kind == LayerKind::kNoMixer) continue;  // an MLP alone keeps nothing per request
+    if (layer.kind == LayerKind::kCompressedAttention) {
+      if (i < first || i >= last) continue;
+      for (const CompressedCache& c : compressed_attention_caches(m.compressed, layer.compress_ratio)) {
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) {
+          return !(e.first < c.key) && !(c.key < e.first);
+        });
+        if (it == groups.end()) {
+          KvLayerGroup g;
+          g.kind = c.key.kind;
+          g.window_tokens = c.key.window;
+          g.compress_ratio = c.key.compress_ratio;
+          g.part = c.key.part;
+          g.name = g.compress_ratio > 1 ? fmt::format("{}(1/{})", c.name, g.compress_ratio)
+                                        : fmt::format("{}({})", c.name, g.window_tokens);
+          g.heads_per_gpu = 1;  // one latent, replicated on every tensor-parallel rank
+          g.elements_per_token = c.elements;
+          g.bytes_per_token = static_cast<double>(c.bytes) / std::max(1, g.compress_ratio);
+          g.bytes_per_token_16bit = c.bytes;
+          if (c.key.part == KvCachePart::kKv) g.sparse_topk = g.compress_ratio == 4 ? m.compressed.index_topk : 0;
+          it = groups.insert(groups.end(), {c.key, std::move(g)});
+          shapes.push_back(&m.attention);
+        }
+        it->second.num_layers += 1;
+      }
+      continue;
+    }
     bool stores_per_token = holds_kv_per_token(layer.kind);
     // a layer reads another's KV under cross-layer sharing (the scheme) or by construction (Gemma-4's
     // kv-shared layers)
@@ -337,7 +403,8 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
         g.state_bytes_per_request = conv_state + value_heads * a.key_head_dim * a.value_head_dim * state_bytes;
         break;
       }
-      case LayerKind::kNoMixer: break;  // skipped above
+      case LayerKind::kNoMixer:
+      case LayerKind::kCompressedAttention: break;  // handled above
     }
   }
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

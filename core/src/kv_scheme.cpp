@@ -38,6 +38,12 @@ namespace {
 
 }  // namespace
 
+KvScheme listing_scheme(const ModelConfig& m) {
+  KvScheme s;
+  if (m.count_layers(LayerKind::kCompressedAttention) > 0) s.kv_dtype = DType::kFp8E4M3;
+  return s;
+}
+
 void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
   if (s.tokens_per_block <= 0 || s.tokens_per_block > (1 << 20)) {
     bad("block-size", std::to_string(s.tokens_per_block), "must be a positive number of tokens, at most 1048576");
@@ -119,6 +125,32 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
         bad("kv-scheme", "eviction / expanded MLA / cross-layer sharing",
             fmt::format("does not apply to the sparse-attention (DSA) model '{}'", m.id));
       }
+    }
+  }
+  if (count(LayerKind::kCompressedAttention) > 0) {
+    // DeepSeek-V4: every engine stores its caches in one fp8 layout (vLLM forces fp8_ds_mla and
+    // asserts an fp8 cache; SGLang's DeepSeekV4 pools), so no other scheme has a layout to answer.
+    const CompressedAttentionShape& a = m.compressed;
+    if (s.kv_dtype != DType::kFp8E4M3) {
+      bad("kv-cache-dtype", std::string(dtype_name(s.kv_dtype)),
+          fmt::format("must be fp8 (e4m3) for the DeepSeek-V4 model '{}': the engines store its window, compressed "
+                      "latents and indexer keys only in their fp8 layout (vLLM fp8_ds_mla)",
+                      m.id));
+    }
+    if (s.eviction != Eviction::kNone || s.low_rank > 0 || s.cross_layer_share > 1 || s.mla_expanded_head_dim > 0) {
+      bad("kv-scheme", "eviction / low-rank / cross-layer sharing / expanded MLA",
+          fmt::format("does not apply to the DeepSeek-V4 model '{}', whose caches are already windowed and compressed",
+                      m.id));
+    }
+    if ((a.head_dim - a.rope_dim) % 64 != 0) {
+      bad("model", fmt::format("head_dim {} - qk_rope_head_dim {}", a.head_dim, a.rope_dim),
+          "must be a multiple of 64 (the fp8 latent carries one scale byte per 64 NoPE dims)");
+    }
+    if (a.num_heads % tp != 0 || a.o_groups % tp != 0) {
+      bad("tensor-parallel-size", std::to_string(tp),
+          fmt::format("must divide num_attention_heads={} and o_groups={} of model '{}' (heads and output groups "
+                      "are split whole)",
+                      a.num_heads, a.o_groups, m.id));
     }
   }
   if (count(LayerKind::kMamba2) > 0 && m.mamba.num_heads % tp != 0) {

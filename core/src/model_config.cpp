@@ -27,13 +27,14 @@ std::string_view layer_kind_name(LayerKind kind) {
     case LayerKind::kMamba1: return "mamba";
     case LayerKind::kMamba2: return "mamba2";
     case LayerKind::kNoMixer: return "mlp_only";
+    case LayerKind::kCompressedAttention: return "compressed_attention";
   }
   return "?";
 }
 
 bool holds_kv_per_token(LayerKind kind) {
   return kind == LayerKind::kFullAttention || kind == LayerKind::kSlidingAttention ||
-         kind == LayerKind::kChunkedAttention || kind == LayerKind::kMla;
+         kind == LayerKind::kChunkedAttention || kind == LayerKind::kMla || kind == LayerKind::kCompressedAttention;
 }
 
 std::string_view vision_kind_name(VisionKind kind) {
@@ -110,6 +111,7 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"deepseek_v2", internal::parse_deepseek},
       {"deepseek_v3", internal::parse_deepseek},
       {"deepseek_v32", internal::parse_deepseek},
+      {"deepseek_v4", internal::parse_deepseek_v4},
       {"falcon", internal::parse_falcon},
       {"gemma", internal::parse_gemma},
       {"gemma2", internal::parse_gemma2},
@@ -165,8 +167,6 @@ const std::vector<std::pair<std::string, Parser>>& families() {
 // --allow-unknown-architecture.
 const char* not_yet_modelled(std::string_view type) {
   static const std::vector<std::pair<std::string_view, const char*>> table = {
-      {"deepseek_v4", "DeepSeek-V4's compressed sparse attention (CSA / HCA compressed caches, compress_ratios) and "
-                      "mHC are not modelled yet"},
       {"kimi_k3", "Kimi-K3's additions to its kimi_linear language model (attention residual blocks, latent experts, "
                   "SiTU, gated MLA) are not enumerated yet"},
       {"minimax_m3", "MiniMax-M3's sparse attention is not modelled yet"},

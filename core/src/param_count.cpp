@@ -30,6 +30,11 @@ struct Tensor {
   // Loaded by the engine but not in the checkpoint (Gemma-4's V shard that vLLM fills from
   // k_proj): in the per-GPU weight bytes, not in the parameter count or the checkpoint's bytes.
   bool engine_only = false;
+  // Stored at this width whatever the format (DeepSeek-V4's fp32 hyper-connection, sink, compressor
+  // position and router-bias tensors, its int64 tid2eid table); 0: the format's.
+  int element_bytes = 0;
+  // false: bytes in the checkpoint but not a parameter (DeepSeek-V4's token -> experts table).
+  bool parameter = true;
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -75,6 +80,14 @@ ModuleNames names_for(const ModelConfig& m) {
     n.experts = "experts";
     n.shared = "mlp";
   }
+  if (t == "deepseek_v4") {
+    // inference/model.py names: layers.{i}.attn.wq_a, layers.{i}.ffn.experts.{e}.w1, ...
+    n.layers = "layers";
+    n.attention = "attn";
+    n.mlp = "ffn";
+    n.experts = "ffn.experts.0";
+    n.shared = "ffn.shared_experts";
+  }
   if (t == "nemotron_h") {
     // every block's one module is its `mixer` (vLLM nemotron_h.py maps backbone. -> model.)
     n.layers = "backbone.layers";
@@ -104,6 +117,13 @@ class TensorList {
   }
   void vec(Part part, int64_t n, int64_t copies = 1) { add({part, n, 1, Module::kNone, layer_, "", copies}); }
   void mat(Part part, int64_t rows, int64_t cols) { add({part, rows, cols, Module::kNone, layer_, "", 1}); }
+  // A tensor stored at a fixed width (fp32: 4, int64: 8), never quantized.
+  void fixed(Part part, int64_t rows, int64_t cols, int element_bytes, bool parameter = true) {
+    Tensor t{part, rows, cols, Module::kNone, layer_, "", 1};
+    t.element_bytes = element_bytes;
+    t.parameter = parameter;
+    add(t);
+  }
 
   int64_t vocab_per_gpu() const {
     // vLLM's VocabParallelEmbedding pads the vocabulary to a multiple of 64, then splits it.
@@ -171,6 +191,60 @@ class TensorList {
       linear(Part::kAttention, mod, "self_attn.indexer.wk", di, h, false);
       vec(Part::kAttention, 2 * di);
       mat(Part::kAttention, hi, h);
+    }
+  }
+
+  // DeepSeek-V4 attention (inference/model.py Attention, Compressor, Indexer), on one of tp GPUs:
+  // wq_b, the sinks and wo_a's groups split by heads, wo_b by its input; the q and KV latents'
+  // projections, the compressors and the indexer replicated (each computes one shared vector per
+  // token). The checkpoint stores wq_a, wq_b, wkv, wo_a, wo_b and the indexer's wq_b in fp8; the
+  // compressors' wkv/wgate and the indexer's weights_proj in bf16; sinks and `ape` in fp32.
+  void compressed_attention(const LayerSpec& l) {
+    const CompressedAttentionShape& a = m_.compressed;
+    const int64_t h = m_.hidden_size, hd = a.head_dim, heads = a.num_heads / tp_;
+    const Module mod = Module::kAttention;
+    fixed(Part::kAttention, heads, 1, 4);  // attn_sink
+    linear(Part::kAttention, mod, "attn.wq_a", a.q_lora_rank, h, false);
+    vec(Part::kAttention, a.q_lora_rank);  // q_norm
+    linear(Part::kAttention, mod, "attn.wq_b", heads * hd, a.q_lora_rank, false);
+    linear(Part::kAttention, mod, "attn.wkv", hd, h, false);
+    vec(Part::kAttention, hd);  // kv_norm
+    linear(Part::kAttention, mod, "attn.wo_a", int64_t{a.o_groups / tp_} * a.o_lora_rank,
+           int64_t{a.num_heads / a.o_groups} * hd, false);
+    linear(Part::kAttention, mod, "attn.wo_b", h, int64_t{a.o_groups / tp_} * a.o_lora_rank, false);
+    const int r = l.compress_ratio;
+    if (r == 0) return;
+    // Compressor: a position bias ape [r, coff hd] (fp32), wkv and wgate [coff hd, hidden], a norm
+    // [hd]; coff = 2 for r = 4 (overlapping windows).
+    auto compressor = [&](int64_t width, int coff) {
+      fixed(Part::kAttention, r, coff * width, 4);
+      mat(Part::kAttention, coff * width, h);
+      mat(Part::kAttention, coff * width, h);
+      vec(Part::kAttention, width);
+    };
+    compressor(hd, r == 4 ? 2 : 1);
+    if (r != 4) return;
+    linear(Part::kAttention, mod, "attn.indexer.wq_b", int64_t{a.index_num_heads} * a.index_head_dim, a.q_lora_rank,
+           false);
+    mat(Part::kAttention, a.index_num_heads, h);  // weights_proj
+    compressor(a.index_head_dim, 2);
+  }
+
+  // DeepSeek-V4's per-layer extras: the two hyper-connection sites' fp32 mixing (fn [(2+hc) hc,
+  // hc hidden], base [(2+hc) hc], scale [3]), replicated, and the router's fp32 score bias, or on the
+  // first num_hash_layers the int64 tid2eid table [vocab, top_k] instead.
+  void compressed_attention_extras(int index, const LayerSpec& l) {
+    const CompressedAttentionShape& a = m_.compressed;
+    const int64_t mix = int64_t{2 + a.hc_mult} * a.hc_mult;
+    for (int site = 0; site < 2; ++site) {
+      fixed(Part::kNorm, mix, int64_t{a.hc_mult} * m_.hidden_size, 4);
+      fixed(Part::kNorm, mix, 1, 4);
+      fixed(Part::kNorm, 3, 1, 4);
+    }
+    if (index < a.num_hash_layers) {
+      fixed(Part::kRouter, m_.vocab_size, l.mlp.experts_per_token, 8, false);
+    } else {
+      fixed(Part::kRouter, l.mlp.num_experts, 1, 4);
     }
   }
 
@@ -320,8 +394,10 @@ class TensorList {
       case LayerKind::kMamba2: mamba2(); break;
       case LayerKind::kLinearAttention: linear_attention(); break;
       case LayerKind::kNoMixer: break;
+      case LayerKind::kCompressedAttention: compressed_attention(l); break;
     }
     mlp(l.mlp, n);
+    if (l.kind == LayerKind::kCompressedAttention) compressed_attention_extras(index, l);
     for (int i = 0; i < m_.norms_per_layer; ++i) norm(m_.hidden_size);
     if (m_.layer_scalar) vec(Part::kNorm, 1);
     if (m_.per_layer_input_size > 0) {
@@ -350,6 +426,13 @@ class TensorList {
   }
   void head(bool force_untied) {
     norm(m_.hidden_size);
+    if (m_.compressed.hc_mult > 0) {
+      // DeepSeek-V4: hc_head_fn [hc, hc hidden], hc_head_base [hc], hc_head_scale [1], fp32
+      const int64_t hc = m_.compressed.hc_mult;
+      fixed(Part::kNorm, hc, hc * m_.hidden_size, 4);
+      fixed(Part::kNorm, hc, 1, 4);
+      fixed(Part::kNorm, 1, 1, 4);
+    }
     if (!m_.tie_word_embeddings || force_untied) {
       add({Part::kLmHead, vocab_per_gpu(), m_.hidden_size, Module::kLmHead, -1, "lm_head", 1});
     }
@@ -585,11 +668,14 @@ int64_t plain_bytes_per_element(const WeightFormat& f) { return f.dtype == DType
 
 Storage tensor_storage(const ModelConfig& m, const ModuleNames& names, const Tensor& t, const WeightFormat& f) {
   const int64_t n = t.rows * t.cols;
+  if (t.element_bytes > 0) return {n * t.element_bytes, false};
   const int64_t plain = n * plain_bytes_per_element(f);
   if (t.module == Module::kNone || !f.quant.quantized()) return {plain, false};
   if (t.module == Module::kLmHead && !f.quant.quantize_lm_head) return {plain, false};
   if (!f.quant.ignore.empty() && !is_quantized_module(f.quant, module_name(m, names, t))) return {plain, false};
-  int64_t bytes = quantized_linear_bytes(f.quant, t.rows, t.cols, f.dtype);
+  int64_t bytes = t.module == Module::kExperts && f.quant.expert_method != QuantMethod::kNone
+                      ? quantized_linear_bytes(expert_quantization(f.quant), t.rows, t.cols, f.dtype)
+                      : quantized_linear_bytes(f.quant, t.rows, t.cols, f.dtype);
   // AutoGPTQ-style exports write a (zero) fp16 bias for every quantized layer without one.
   if (f.quant.method == QuantMethod::kGptq && !t.has_bias) bytes += t.rows * 2;
   return {bytes, true};
@@ -624,7 +710,7 @@ int64_t ParamCount::active() const { return total() - experts + active_experts; 
 ParamCount count_parameters(const ModelConfig& m) {
   ParamCount c;
   enumerate(m, Parallelism{}, 0, false, [&](const Tensor& t) {
-    if (t.engine_only) return;
+    if (t.engine_only || !t.parameter) return;
     const int64_t n = t.rows * t.cols * t.copies;
     switch (t.part) {
       case Part::kEmbedding: c.embedding += n; break;
@@ -660,7 +746,8 @@ WeightBytes weight_bytes_breakdown(const ModelConfig& m, const WeightFormat& f, 
   const bool quantized_format = f.quant.quantized();
   const int64_t width = plain_bytes_per_element(f);
   enumerate(m, p, stage, true, [&](const Tensor& t) {
-    const Storage s = quantized_format ? tensor_storage(m, names, t, f) : Storage{t.rows * t.cols * width, false};
+    const Storage s = quantized_format || t.element_bytes > 0 ? tensor_storage(m, names, t, f)
+                                                              : Storage{t.rows * t.cols * width, false};
     const int64_t bytes = s.bytes * t.copies;
     if (t.part == Part::kVision) {
       vision += bytes;
@@ -711,7 +798,8 @@ std::vector<uint8_t> quantized_module_mask(const ModelConfig& m, const WeightFor
 }
 
 int64_t weight_bytes_total(const ModelConfig& m, const WeightFormat& f, const ParamCount& counted) {
-  if (f.quant.quantized()) return weight_bytes_total(m, f);
+  // A model with tensors of their own width (DeepSeek-V4's fp32 and int64 ones) is enumerated too.
+  if (f.quant.quantized() || m.compressed.hc_mult > 0) return weight_bytes_total(m, f);
   return counted.total() * plain_bytes_per_element(f);
 }
 

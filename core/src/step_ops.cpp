@@ -527,7 +527,8 @@ class Builder {
       case LayerKind::kMamba1: mamba1_layer(); break;
       case LayerKind::kMamba2: mamba2_layer(); break;
       case LayerKind::kLinearAttention: linear_attention_layer(); break;
-      case LayerKind::kNoMixer: break;
+      case LayerKind::kNoMixer:
+      case LayerKind::kCompressedAttention: break;  // refused by StepOpsBuilder
     }
     const bool has_mixer = l.kind != LayerKind::kNoMixer;
     const bool has_mlp = l.mlp.kind == MlpKind::kMoe || l.mlp.intermediate_size > 0;
@@ -638,6 +639,13 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
 StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
                                StepOpsOptions options)
     : model_(&model), layout_(&layout), parallel_(parallel), options_(std::move(options)) {
+  if (model.count_layers(LayerKind::kCompressedAttention) > 0) {
+    throw ConfigError(fmt::format(
+        "model '{}': DeepSeek-V4's step costs (its CSA / HCA attention modules and hyper-connections) are not "
+        "modelled yet, so kvplan gives no step time, latency or SLO capacity for it; `kvplan memory` answers its "
+        "weights, caches and engine pool exactly",
+        model.id));
+  }
   const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
                                                    options_.pipeline_stage);
   // Layer types: consecutive or not, layers with the same key share one op list.

@@ -113,6 +113,10 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
       mixer = 3 * m.mamba.d_inner / tp;
     } else if (l.kind == LayerKind::kNoMixer) {
       mixer = 0;
+    } else if (l.kind == LayerKind::kCompressedAttention) {
+      // DeepSeek-V4: the queries and the attention output (heads x head_dim each), the grouped LoRA output
+      const CompressedAttentionShape& a = m.compressed;
+      mixer = 2 * a.num_heads / tp * a.head_dim + a.o_groups / tp * a.o_lora_rank;
     } else {
       const LinearAttentionShape& a = m.linear;
       mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;

@@ -167,6 +167,15 @@ QuantizationConfig parse_mxfp4(const JsonFields& f) {
   return with_ignore(q, f, {"modules_to_not_convert"});
 }
 
+QuantizationConfig mxfp4_experts() {
+  QuantizationConfig q;
+  q.method = QuantMethod::kMxfp4;
+  q.bits = 4;
+  q.group_size = 32;
+  q.description = "MXFP4 (e2m1 values, one e8m0 scale per 32)";
+  return q;
+}
+
 QuantizationConfig parse_modelopt(const JsonFields& f) {
   QuantizationConfig q;
   q.ignore_match = IgnoreMatch::kGlob;
@@ -466,6 +475,18 @@ QuantizationConfig quantization_from_flag(std::string_view name, int group_size)
     throw ConfigError(fmt::format("--quantization={} is not a known method; use one of {}", name, list));
   }
   return q;
+}
+
+QuantizationConfig expert_quantization(const QuantizationConfig& q) {
+  if (q.expert_method == QuantMethod::kNone) return q;
+  if (q.expert_method != QuantMethod::kMxfp4) {
+    throw ConfigError(fmt::format("routed experts in {}: only MXFP4 experts beside another format are modelled",
+                                  quant_method_name(q.expert_method)));
+  }
+  QuantizationConfig e = mxfp4_experts();
+  e.activations_quantized = false;
+  e.origin = q.origin;
+  return e;
 }
 
 bool is_quantized_module(const QuantizationConfig& q, std::string_view name) {

@@ -99,8 +99,24 @@ std::string memory_text(const MemoryAnswer& a) {
   out += fmt::format("  KV scheme: {}\n", p.kv_scheme.describe());
   out += fmt::format("  KV bytes per token: {} B for the whole model (one copy); {} B on each GPU\n",
                      bytes_text(a.kv_bytes_per_token), bytes_text(a.layout.bytes_per_token()));
+  const bool compressed = s.model.count_layers(LayerKind::kCompressedAttention) > 0;
+  if (compressed) {
+    // DeepSeek-V4: the windows and compressor states are bounded per request; only the compressed
+    // caches grow with the length.
+    double growing = 0;
+    for (const KvLayerGroup& g : a.layout.groups()) growing += g.compress_ratio > 1 ? g.num_layers * g.bytes_per_token : 0;
+    out += fmt::format("    (windows and compressor states at their per-token rate; beyond them a request grows by "
+                       "{} B per token on each GPU, its compressed caches)\n",
+                       bytes_text(growing));
+  }
   for (const KvLayerGroup& g : a.layout.groups()) {
-    if (holds_kv_per_token(g.kind)) {
+    if (compressed && g.compress_ratio > 1) {
+      out += fmt::format("    {:<24} {:>3} layers x {} B per {} tokens\n", g.name, g.num_layers,
+                         with_commas(g.entry_bytes()), g.compress_ratio);
+    } else if (compressed) {
+      out += fmt::format("    {:<24} {:>3} layers x {} B/token, the last {} tokens\n", g.name, g.num_layers,
+                         with_commas(g.entry_bytes()), g.window_tokens);
+    } else if (holds_kv_per_token(g.kind)) {
       out += fmt::format("    {:<24} {:>3} layers x {} B/token{}\n", g.name, g.num_layers, bytes_text(g.bytes_per_token),
                          g.shared_layers > 0 ? fmt::format(" (+{} layers sharing KV)", g.shared_layers) : "");
     } else {

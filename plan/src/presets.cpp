@@ -27,7 +27,8 @@ nlohmann::json models_json() {
   nlohmann::json out = nlohmann::json::array();
   for (const ModelConfig& m : model_presets()) {
     out.push_back({{"id", m.id}, {"name", m.name}, {"model_type", m.model_type}, {"layers", m.num_layers()},
-                   {"num_parameters", count_parameters(m).total()}, {"kv_bytes_per_token", kv_bytes_per_token(m, KvScheme{})},
+                   {"num_parameters", count_parameters(m).total()}, {"kv_bytes_per_token", kv_bytes_per_token(m, listing_scheme(m))},
+                   {"kv_bytes_per_token_dtype", dtype_name(listing_scheme(m).kv_dtype)},
                    {"weights", m.quantization.method == QuantMethod::kNone ? std::string(dtype_name(m.dtype))
                                                                              : std::string(quant_method_name(m.quantization.method))},
                    {"source", m.source}, {"hf_repos", m.hf_repos},
@@ -52,12 +53,16 @@ std::string models_text() {
   std::string out = row("id", "model_type", "layers", "parameters", "KV B/token bf16", "weights", "source");
   for (const ModelConfig& m : model_presets()) {
     const int64_t params = count_parameters(m).total();
-    const double kv = kv_bytes_per_token(m, KvScheme{});
+    const KvScheme scheme = listing_scheme(m);
+    const double kv = kv_bytes_per_token(m, scheme);
     const std::string weights = m.quantization.method == QuantMethod::kNone
                                     ? std::string(dtype_name(m.dtype))
                                     : std::string(quant_method_name(m.quantization.method));
     out += row(m.id, m.model_type, std::to_string(m.num_layers()), with_commas(params),
-               with_commas(static_cast<int64_t>(kv)), weights, m.source);
+               scheme.kv_dtype == DType::kBF16 ? with_commas(static_cast<int64_t>(kv))
+                                               : fmt::format("{} ({})", with_commas(static_cast<int64_t>(kv)),
+                                                             dtype_name(scheme.kv_dtype)),
+               weights, m.source);
   }
   return out;
 }

@@ -69,6 +69,14 @@ ResolvedScenario resolve(const Scenario& in) {
   const KvCacheSettings& kv = in.kv_cache;
   KvScheme& k = s.scheme;
   k.kv_dtype = kv.dtype ? *kv.dtype : act;
+  if (!kv.dtype && s.model.count_layers(LayerKind::kCompressedAttention) > 0) {
+    // DeepSeek-V4: the engines keep its caches in fp8 only (vLLM forces fp8_ds_mla), so "auto" is fp8.
+    k.kv_dtype = DType::kFp8E4M3;
+    s.model.notes.push_back(fmt::format(
+        "model '{}': --kv-cache-dtype auto means fp8 here: vLLM and SGLang store DeepSeek-V4's window, compressed "
+        "latents and indexer keys only in their fp8 layouts (584 B per latent, 132 B per indexer key)",
+        s.model.id));
+  }
   k.quant_group_size = kv.quant_group_size;
   k.quant_asymmetric = !kv.quant_symmetric;
   k.kivi_residual_tokens = kv.kivi_residual_tokens;

@@ -183,6 +183,7 @@ void read_quantization(const JsonFields& f, ModelConfig& m) {
   if (m.quantization.method == QuantMethod::kFp8Block && m.model_type.rfind("qwen", 0) == 0) {
     m.quantization.scale_bytes = 2;
   }
+  if (m.model_type == "deepseek_v4") read_deepseek_v4_quantization(f, m);
 }
 
 }  // namespace kvplan::internal

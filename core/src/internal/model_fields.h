@@ -68,6 +68,9 @@ ModelConfig parse_llama4_text(const JsonFields& f, ModelConfig m);
 void apply_qwen_moe(const JsonFields& f, ModelConfig& m);
 
 ModelConfig parse_deepseek(const JsonFields& f, ModelConfig m);
+ModelConfig parse_deepseek_v4(const JsonFields& f, ModelConfig m);
+// DeepSeek-V4's quantization_config (e8m0 block scales) and expert_dtype (MXFP4 experts).
+void read_deepseek_v4_quantization(const JsonFields& f, ModelConfig& m);
 
 ModelConfig parse_jamba(const JsonFields& f, ModelConfig m);
 ModelConfig parse_mamba2(const JsonFields& f, ModelConfig m);

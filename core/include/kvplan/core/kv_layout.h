@@ -19,6 +19,12 @@
 
 namespace kvplan {
 
+// What a group's layers cache. DeepSeek-V4's attention (LayerKind::kCompressedAttention) keeps
+// several caches per layer, each a group of its own: its sliding window and compressed latents
+// (kKv), the indexer's compressed keys, and the compressors' fp32 state over the tokens not yet
+// pooled (a sliding window of coff x ratio tokens).
+enum class KvCachePart { kKv, kIndexerKeys, kCompressorState, kIndexerCompressorState };
+
 struct KvLayerGroup {
   std::string name;          // e.g. "full_attention", "sliding_attention(4096)", "mla"
   LayerKind kind = LayerKind::kFullAttention;
@@ -44,6 +50,16 @@ struct KvLayerGroup {
   // raises the block of a group whose page is smaller than the largest, so that every page is one
   // size: vllm_v1_unify_attention_pages). 0: the scheme's.
   int block_tokens = 0;
+  // DeepSeek-V4 compressed caches: one entry per compress_ratio tokens (floor of the length: an
+  // entry is written once its tokens are complete); bytes_per_token is then an entry's bytes divided
+  // by the ratio. 0: one entry per token.
+  int compress_ratio = 0;
+  KvCachePart part = KvCachePart::kKv;
+  // Bytes of one cached entry (a token's, or a compressed entry's), per layer.
+  int64_t entry_bytes() const {
+    return compress_ratio > 1 ? static_cast<int64_t>(bytes_per_token * compress_ratio + 0.5)
+                              : static_cast<int64_t>(bytes_per_token);
+  }
 };
 
 class KvLayout {

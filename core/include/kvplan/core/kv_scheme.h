@@ -63,4 +63,8 @@ struct KvScheme {
 // Checks the scheme against the model and the parallel split. Throws ConfigError.
 void validate(const KvScheme& scheme, const Parallelism& parallel, const ModelConfig& model);
 
+// The scheme a model is listed with when none is chosen: KvScheme{} (bf16), except for a model whose
+// engines keep one cache dtype only (DeepSeek-V4: fp8).
+KvScheme listing_scheme(const ModelConfig& model);
+
 }  // namespace kvplan

@@ -36,8 +36,12 @@ enum class LayerKind {
   kMamba1,            // selective SSM (Jamba)
   kMamba2,            // SSD (Mamba-2)
   kNoMixer,           // no token mixer: the layer is its MLP alone (Nemotron-H '-' and 'E' blocks)
+  // DeepSeek-V4 attention (CompressedAttentionShape): a sliding window of latents plus, when the
+  // layer's compress_ratio r > 0, one compressed latent per r tokens (and, for r = 4, the indexer's
+  // compressed keys). Its caches are several KV layer groups (kv_layout.h).
+  kCompressedAttention,
 };
-inline constexpr int kNumLayerKinds = static_cast<int>(LayerKind::kNoMixer) + 1;
+inline constexpr int kNumLayerKinds = static_cast<int>(LayerKind::kCompressedAttention) + 1;
 std::string_view layer_kind_name(LayerKind kind);
 bool holds_kv_per_token(LayerKind kind);  // true for attention kinds, false for recurrent state and kNoMixer
 
@@ -82,6 +86,34 @@ struct MlaShape {
   int index_num_heads = 0;
   int index_head_dim = 0;
   int index_topk = 0;
+};
+
+// DeepSeek-V4 attention (deepseek_v4; the official inference/model.py Attention, Compressor and
+// Indexer): queries from a q LoRA (wq_a, q_norm, wq_b to num_heads x head_dim), one shared K = V
+// head of head_dim (wkv, kv_norm; the last rope_dim dims rotated), one sink logit per head, and a
+// grouped low-rank output (wo_a: o_groups blocks of num_heads / o_groups heads to o_lora_rank each,
+// then wo_b). Every layer caches the last `window` latents; a layer with compress_ratio r > 0 also
+// caches one latent per r tokens, pooled by a gated compressor (wkv, wgate, a position bias `ape`,
+// a norm; twice as wide, overlapping windows, when r = 4). r = 4 layers (CSA) carry a lightning
+// indexer (wq_b from the q latent, weights_proj, its own compressor of index_head_dim) that picks
+// index_topk compressed latents; r = 128 layers (HCA) attend to all of theirs.
+struct CompressedAttentionShape {
+  int num_heads = 0;
+  int head_dim = 0;  // the latent: queries, the shared K = V head and every cached entry
+  int rope_dim = 0;
+  int q_lora_rank = 0;
+  int o_groups = 0;
+  int o_lora_rank = 0;
+  int window = 0;  // sliding_window: latents every layer keeps uncompressed
+  int index_num_heads = 0;
+  int index_head_dim = 0;
+  int index_topk = 0;
+  // Manifold hyper-connections (mHC): the residual is hc_mult streams of hidden_size, mixed before
+  // and after attention and the MoE by fp32 projections [(2 + hc) hc, hc hidden].
+  int hc_mult = 0;
+  int num_hash_layers = 0;  // the first layers route tokens by a fixed token -> experts table (tid2eid)
+
+  bool operator==(const CompressedAttentionShape&) const = default;
 };
 
 // Linear attention: Gated DeltaNet (Qwen3-Next), MiniMax lightning attention or Kimi delta attention.
@@ -158,6 +190,9 @@ struct LayerSpec {
   // Reads the KV of an earlier layer and stores none (Gemma-4 num_kv_shared_layers; vLLM
   // kv_sharing_target_layer_name). Its k/v weights are still in the checkpoint and loaded.
   bool kv_shared = false;
+  // DeepSeek-V4 (kCompressedAttention): tokens per compressed latent, 0 for a sliding-window-only
+  // layer (config compress_ratios).
+  int compress_ratio = 0;
 };
 
 // A vision encoder whose weights a multimodal checkpoint carries (engines load it on every rank).
@@ -235,6 +270,7 @@ struct ModelConfig {
   std::string declared_state_dtype_field;  // the config key it was read from, e.g. "mamba_ssm_dtype"
   AttentionShape attention;
   MlaShape mla;
+  CompressedAttentionShape compressed;
   LinearAttentionShape linear;
   MambaShape mamba;
   VisionShape vision;

@@ -83,9 +83,16 @@ struct QuantizationConfig {
   // The checkpoint ships fp8 KV-cache scales (ModelOpt kv_cache_quant_algo FP8, compressed-tensors
   // kv_cache_scheme): TensorRT-LLM then stores the cache in fp8; vLLM and SGLang only when asked.
   bool kv_cache_fp8 = false;
+  // Routed experts stored in a format of their own (DeepSeek-V4's `expert_dtype: fp4`: MXFP4 experts
+  // in an fp8-block checkpoint); kNone: the experts follow `method`. expert_quantization() gives
+  // their whole description.
+  QuantMethod expert_method = QuantMethod::kNone;
 
   bool quantized() const { return method != QuantMethod::kNone; }
 };
+
+// How the routed experts are stored: `q` itself, or the format expert_method names (MXFP4 only).
+QuantizationConfig expert_quantization(const QuantizationConfig& q);
 
 // Reads a quantization_config object. Unknown methods and malformed fields throw ConfigError
 // naming `what`, the field, the value and the rule (with the list of supported methods).
