@@ -418,6 +418,9 @@ FitReport fit_profile(const std::vector<Measurement>& rows, const GpuSpec& gpu, 
         // The fused MoE's coordinates are expected loads (fused_moe.h), continuous rather than a
         // table's few sizes, so "a knot at every present value" would mean a knot per row.
         if (cls == OpClass::kMoeGemm) grid_options.max_knots_per_axis = std::min(grid_options.max_knots_per_axis, 12);
+        // DeepSeek-V4's module tables place the cached prefix at 65,536 - isl for every isl: a knot per
+        // value would quadruple the grids (and every start-up's profile parse) for no held-out gain.
+        if (cls == OpClass::kDsv4Attention) grid_options.max_knots_per_axis = std::min(grid_options.max_knots_per_axis, 12);
         GridFit g = fit_shape_grid(list_v, grid_axes(cls), grid_options);
         VariantFit v;
         v.variant = variant;

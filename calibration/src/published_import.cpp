@@ -96,6 +96,8 @@ enum class Kind {
   kAicVllmAllReduce,
   kAicGlm5Dsa,
   kAicGlm5Topk,
+  kAicDsv4,
+  kAicMhc,
   kVidurAllReduce,
   kVidurMlp,
   kAzureMicrobench
@@ -123,6 +125,8 @@ bool kind_of(const std::string& name, Kind& kind) {
       {"aiconfigurator_custom_allreduce_vllm_h100_h200_b200.csv", Kind::kAicVllmAllReduce},
       {"aiconfigurator_glm5_dsa_sglang_h100_h200_b200.csv", Kind::kAicGlm5Dsa},
       {"aiconfigurator_glm5_topk_sglang_h100_h200_b200.csv", Kind::kAicGlm5Topk},
+      {"aiconfigurator_dsv4_attention_vllm_h100_h200_b200.csv", Kind::kAicDsv4},
+      {"aiconfigurator_mhc_vllm_h100_h200_b200.csv", Kind::kAicMhc},
       {"vidur_h100_allreduce.csv", Kind::kVidurAllReduce},
       {"vidur_mlp_block_ops_h100_a100.csv", Kind::kVidurMlp},
       {"azure_ai_benchmarking_guide_microbench.csv", Kind::kAzureMicrobench}};
@@ -532,6 +536,17 @@ struct Reader : TableSink {
         if (topk) columns.push_back("score_mode");
         CsvReader csv(path, columns);
         internal::read_aic_glm5_dsa(*this, csv, topk);
+        break;
+      }
+      case Kind::kAicDsv4: {
+        CsvReader csv(path, {"gpu", "op_name", "architecture", "kv_cache_dtype", "gemm_type", "num_heads", "batch_size",
+                             "isl", "tp_size", "step", "compress_ratio", "latency"});
+        internal::read_aic_dsv4(*this, csv);
+        break;
+      }
+      case Kind::kAicMhc: {
+        CsvReader csv(path, {"gpu", "op_name", "num_tokens", "num_sites", "hc_mult", "hidden_size", "latency"});
+        internal::read_aic_mhc(*this, csv);
         break;
       }
       case Kind::kVidurAllReduce: {

@@ -11,6 +11,7 @@
 
 #include "kvplan/calibration/row_ops.h"
 #include "kvplan/core/mixer_ops.h"
+#include "aic_tables.h"
 #include "published_tables.h"
 
 namespace kvplan::calibration::internal {
@@ -22,22 +23,21 @@ using Json = nlohmann::json;
 constexpr const char* kSnapshot = "ai-dynamo/aiconfigurator@095f58a51c4c";
 constexpr const char* kAdded = "2026-07-13T00:00:00Z";
 
-struct Gpu {
-  const char* key;
-  const char* device;
-  const char* preset;
-};
-constexpr Gpu kGpus[] = {{"h100_sxm", "NVIDIA H100 80GB HBM3", "h100-sxm"},
-                         {"h200_sxm", "NVIDIA H200", "h200"},
-                         {"b200_sxm", "NVIDIA B200", "b200"}};
+constexpr AicGpu kGpus[] = {{"h100_sxm", "NVIDIA H100 80GB HBM3", "h100-sxm"},
+                            {"h200_sxm", "NVIDIA H200", "h200"},
+                            {"b200_sxm", "NVIDIA B200", "b200"}};
 
-const Gpu& gpu_of(const CsvReader& csv) {
+}  // namespace
+
+const AicGpu& gpu_of(const CsvReader& csv) {
   const std::string_view key = csv.text("gpu");
-  for (const Gpu& g : kGpus) {
+  for (const AicGpu& g : kGpus) {
     if (key == g.key) return g;
   }
   csv.fail("gpu", "is not a GPU of the section 6 tables (h100_sxm, h200_sxm, b200_sxm)");
 }
+
+namespace {
 
 // Git blobs (first 12 hex) of the parquet tables (README §6), by "<gpu key>/<table>".
 const std::map<std::string, std::string>& blobs() {
@@ -78,15 +78,30 @@ const std::map<std::string, std::string>& blobs() {
       {"h100_sxm/sparse_attention/sglang/0.5.14/glm5_topk_module_perf", "db4a42444cbc"},
       {"h200_sxm/sparse_attention/sglang/0.5.14/glm5_topk_module_perf", "a4a6a804665d"},
       {"b200_sxm/sparse_attention/sglang/0.5.14/glm5_topk_module_perf", "ba6db8291c10"},
+      {"h100_sxm/sparse_attention/vllm/0.24.0/dsv4_csa_context_module_perf", "2b30ecb6c277"},
+      {"h200_sxm/sparse_attention/vllm/0.24.0/dsv4_csa_context_module_perf", "415505236de3"},
+      {"b200_sxm/sparse_attention/vllm/0.24.0/dsv4_csa_context_module_perf", "51360b476a9e"},
+      {"h100_sxm/sparse_attention/vllm/0.24.0/dsv4_csa_generation_module_perf", "60a6daab4c14"},
+      {"h200_sxm/sparse_attention/vllm/0.24.0/dsv4_csa_generation_module_perf", "49488ab59791"},
+      {"b200_sxm/sparse_attention/vllm/0.24.0/dsv4_csa_generation_module_perf", "dccd19f00862"},
+      {"h100_sxm/sparse_attention/vllm/0.24.0/dsv4_hca_context_module_perf", "44998cb78d5d"},
+      {"h200_sxm/sparse_attention/vllm/0.24.0/dsv4_hca_context_module_perf", "492173b6a579"},
+      {"b200_sxm/sparse_attention/vllm/0.24.0/dsv4_hca_context_module_perf", "882f5c317e48"},
+      {"h100_sxm/sparse_attention/vllm/0.24.0/dsv4_hca_generation_module_perf", "69f492bfb6c6"},
+      {"h200_sxm/sparse_attention/vllm/0.24.0/dsv4_hca_generation_module_perf", "82d892bff00a"},
+      {"b200_sxm/sparse_attention/vllm/0.24.0/dsv4_hca_generation_module_perf", "57823ea2f4c0"},
+      {"h100_sxm/mhc/vllm/0.24.0/mhc_module_perf", "cc3d4c5e6d78"},
+      {"h200_sxm/mhc/vllm/0.24.0/mhc_module_perf", "985f89f05f49"},
+      {"b200_sxm/mhc/vllm/0.24.0/mhc_module_perf", "03b47161cad0"},
       {"h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf", "d691ef869995"},
       {"h200_sxm/comm/vllm/0.24.0/custom_allreduce_perf", "1b77f0fe5526"},
       {"b200_sxm/comm/vllm/0.24.0/custom_allreduce_perf", "e0de0938ed22"}};
   return b;
 }
 
-// The run of one (GPU, parquet table): `table` is "<family>/<engine>/<version>/<name>", `what` the
-// source and engine version the profile's label names.
-PublishedRun& run_of(Runs& runs, const CsvReader& csv, const Gpu& gpu, const std::string& table,
+}  // namespace
+
+PublishedRun& run_of(Runs& runs, const CsvReader& csv, const AicGpu& gpu, const std::string& table,
                      const std::string& what) {
   const std::string key = fmt::format("{}/{}", gpu.key, table);
   const bool fresh = !runs.has(key);
@@ -103,6 +118,8 @@ PublishedRun& run_of(Runs& runs, const CsvReader& csv, const Gpu& gpu, const std
   }
   return run;
 }
+
+namespace {
 
 DType kv_dtype_of(const CsvReader& csv) {
   const std::string_view t = csv.text("kv_cache_dtype");
@@ -156,7 +173,7 @@ void read_aic_mla_attention(TableSink& sink, CsvReader& csv) {
   FirstOnly once;
   const MlaDims dims;
   while (csv.next()) {
-    const Gpu& gpu = gpu_of(csv);
+    const AicGpu& gpu = gpu_of(csv);
     std::string version;
     const MlaOpEngine engine = engine_of(csv, version);
     if (engine == MlaOpEngine::kVllm) csv.fail("framework", "must be SGLang or TRTLLM in this table");
@@ -223,7 +240,7 @@ void read_aic_mla_bmm(TableSink& sink, CsvReader& csv) {
   FirstOnly once;
   const MlaDims dims;
   while (csv.next()) {
-    const Gpu& gpu = gpu_of(csv);
+    const AicGpu& gpu = gpu_of(csv);
     std::string version;
     const MlaOpEngine engine = engine_of(csv, version);
     const std::string op(csv.text("op_name"));
@@ -258,7 +275,7 @@ void read_aic_mla_bmm(TableSink& sink, CsvReader& csv) {
 // layer's core is their sum, which is the one gated_deltanet op. Heads are per GPU.
 void read_aic_gdn(TableSink& sink, CsvReader& csv) {
   struct Shape {
-    const Gpu* gpu = nullptr;
+    const AicGpu* gpu = nullptr;
     bool prefill = false;
     int64_t batch = 0, seq_len = 0, hk = 0, dk = 0, hv = 0, dv = 0, d_conv = 0;
     double ns = 0;
@@ -267,7 +284,7 @@ void read_aic_gdn(TableSink& sink, CsvReader& csv) {
   std::map<std::string, Shape> shapes;  // sorted by key: deterministic run order
   std::vector<std::string> order;
   while (csv.next()) {
-    const Gpu& gpu = gpu_of(csv);
+    const AicGpu& gpu = gpu_of(csv);
     const std::string phase(csv.text("phase"));
     const bool prefill = phase == "context";
     if (!prefill && phase != "generation") csv.fail("phase", "must be context or generation");
@@ -336,7 +353,7 @@ void read_aic_gdn(TableSink& sink, CsvReader& csv) {
 // or kda_fused_decode alone (the fused 12-head shard). Speculative "verify" rows are not read.
 void read_aic_kda(TableSink& sink, CsvReader& csv) {
   struct Shape {
-    const Gpu* gpu = nullptr;
+    const AicGpu* gpu = nullptr;
     bool prefill = false;
     int64_t batch = 0, seq_len = 0, heads = 0, dk = 0, dv = 0, d_conv = 0;
     double ns = 0;
@@ -347,7 +364,7 @@ void read_aic_kda(TableSink& sink, CsvReader& csv) {
   std::vector<std::string> order;
   int64_t other_framework = 0, verify = 0;
   while (csv.next()) {
-    const Gpu& gpu = gpu_of(csv);
+    const AicGpu& gpu = gpu_of(csv);
     const std::string phase(csv.text("phase"));
     if (phase == "verify") {
       ++verify;
@@ -420,7 +437,7 @@ void read_aic_mamba2(TableSink& sink, CsvReader& csv) {
   Runs runs;
   FirstOnly once;
   while (csv.next()) {
-    const Gpu& gpu = gpu_of(csv);
+    const AicGpu& gpu = gpu_of(csv);
     const std::string phase(csv.text("phase"));
     const bool prefill = phase == "context";
     if (!prefill && phase != "generation") csv.fail("phase", "must be context or generation");
@@ -468,7 +485,7 @@ void read_aic_glm5_dsa(TableSink& sink, CsvReader& csv, bool topk_file) {
   Runs runs;
   int64_t unmeasured = 0, flat = 0, prefill_kernel_decode = 0;
   while (csv.next()) {
-    const Gpu& gpu = gpu_of(csv);
+    const AicGpu& gpu = gpu_of(csv);
     const std::string op(csv.text("op_name"));
     OpClass c = OpClass::kDsaTopk;
     if (op == "glm5_dsa_attn_module") c = OpClass::kDsaAttention;
@@ -538,7 +555,7 @@ void read_aic_vllm_all_reduce(TableSink& sink, CsvReader& csv) {
   Runs runs;
   int64_t eager = 0;
   while (csv.next()) {
-    const Gpu& gpu = gpu_of(csv);
+    const AicGpu& gpu = gpu_of(csv);
     const std::string_view backend = csv.text("backend");
     if (backend != "vllm_graph" && backend != "vllm_eager") csv.fail("backend", "must be vllm_graph or vllm_eager");
     if (csv.text("allreduce_dtype") != "bfloat16") csv.fail("allreduce_dtype", "must be bfloat16");

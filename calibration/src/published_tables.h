@@ -75,5 +75,9 @@ void read_aic_mamba2(TableSink& sink, CsvReader& csv);
 void read_aic_vllm_all_reduce(TableSink& sink, CsvReader& csv);
 // SGLang's GLM-5 DSA kernel tables (README §7c): `topk_file` for the top-k file (it adds score_mode).
 void read_aic_glm5_dsa(TableSink& sink, CsvReader& csv, bool topk_file);
+// DeepSeek-V4's attention modules and hyper-connections, vLLM 0.24.0 (README §7b, §7f;
+// published_import_dsv4.cpp).
+void read_aic_dsv4(TableSink& sink, CsvReader& csv);
+void read_aic_mhc(TableSink& sink, CsvReader& csv);
 
 }  // namespace kvplan::calibration::internal

@@ -155,6 +155,31 @@ StepOp kda_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t heads, i
                        static_cast<int>(d_conv), state);
 }
 
+StepOp dsv4_row_op(bool csa, int64_t batch, int64_t isl, int64_t past, int64_t native_heads, int64_t heads) {
+  // The two geometries the tables were collected on (the aiconfigurator model configs, README 7b/7g):
+  // head 512, rope 64, o_lora 1,024, window 128, indexer 64 x 128; Flash hidden 4,096, q_lora 1,024,
+  // 8 output groups, top 512; Pro hidden 7,168, q_lora 1,536, 16 groups, top 1,024.
+  const bool pro = native_heads == 128;
+  CompressedAttentionShape a;
+  a.num_heads = static_cast<int>(native_heads);
+  a.head_dim = 512;
+  a.rope_dim = 64;
+  a.q_lora_rank = pro ? 1536 : 1024;
+  a.o_groups = pro ? 16 : 8;
+  a.o_lora_rank = 1024;
+  a.window = 128;
+  a.index_num_heads = 64;
+  a.index_head_dim = 128;
+  a.index_topk = pro ? 1024 : 512;
+  const double b = static_cast<double>(batch);
+  return dsv4_attention_op(isl > 1, csa ? 4 : 128, a, pro ? 7168 : 4096, heads, b, b * static_cast<double>(isl),
+                           b * static_cast<double>(past), true);
+}
+
+StepOp mhc_row_op(bool pre, int64_t tokens, int hc_mult, int64_t hidden) {
+  return mhc_op(pre, static_cast<double>(tokens), hc_mult, hidden);
+}
+
 StepOp dsa_row_op(OpClass c, int64_t batch, int64_t isl, int64_t past, const DsaDims& d, const MlaDims& m,
                   int64_t heads, double latent_bytes_per_token) {
   const bool prefill = isl > 1;
@@ -265,6 +290,14 @@ StepOp row_op(const Measurement& m) {
     } else if (c == OpClass::kKimiDelta && j.contains("kda") && num(j, "batch") > 0) {
       auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
       op = kda_row_op(j["kda"] == "prefill", i("batch"), i("seq_len"), i("heads"), i("dk"), i("dv"), i("d_conv"));
+      shaped = true;
+    } else if (c == OpClass::kDsv4Attention && j.contains("dsv4") && num(j, "batch") > 0) {
+      auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
+      op = dsv4_row_op(j["dsv4"] == "csa", i("batch"), i("isl"), i("past"), i("native_heads"), i("heads"));
+      shaped = true;
+    } else if (c == OpClass::kMhc && j.contains("mhc") && num(j, "tokens") > 0) {
+      op = mhc_row_op(j["mhc"] == "pre", static_cast<int64_t>(num(j, "tokens")), static_cast<int>(num(j, "hc")),
+                      static_cast<int64_t>(num(j, "hidden")));
       shaped = true;
     } else if ((c == OpClass::kDsaIndexer || c == OpClass::kDsaTopk || c == OpClass::kDsaAttention) &&
                j.contains("dsa") && num(j, "batch") > 0 && num(j, "isl") > 0) {

@@ -147,7 +147,9 @@ MoeRouting parse_moe_routing(std::string_view text, std::string_view what) {
 }
 
 MoeRouting default_moe_routing(const ModelConfig& model) {
-  const bool deepseek_style = model.count_layers(LayerKind::kMla) > 0;
+  // DeepSeek-V4 too (aiconfigurator sdk/models/deepseek_v4.py: power_law_alpha 1.01)
+  const bool deepseek_style =
+      model.count_layers(LayerKind::kMla) > 0 || model.count_layers(LayerKind::kCompressedAttention) > 0;
   const bool hybrid = model.count_layers(LayerKind::kLinearAttention) + model.count_layers(LayerKind::kMamba2) > 0;
   return deepseek_style || hybrid ? MoeRouting::kPowerLaw101 : MoeRouting::kPowerLaw12;
 }
@@ -197,7 +199,7 @@ bool moe_format_of(const WeightFormat& weights, bool quantized, MoeFormat& out) 
     out = MoeFormat::kBf16;
     return true;
   }
-  switch (weights.quant.method) {
+  switch (weights.quant.expert_method != QuantMethod::kNone ? weights.quant.expert_method : weights.quant.method) {
     case QuantMethod::kFp8:
     case QuantMethod::kFp8Channel: out = MoeFormat::kFp8; return true;
     case QuantMethod::kFp8Block: out = MoeFormat::kFp8Block; return true;

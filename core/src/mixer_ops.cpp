@@ -188,6 +188,62 @@ StepOp kimi_delta_op(bool prefill, double sequences, double tokens, int64_t head
   return op;
 }
 
+StepOp dsv4_attention_op(bool prefill, int compress_ratio, const CompressedAttentionShape& a, int64_t hidden,
+                         int64_t heads, double sequences, double tokens, double context, bool fp8_weights) {
+  const bool csa = compress_ratio == 4;
+  const int r = compress_ratio == 4 ? 4 : 128;  // a ratio-0 layer is priced as HCA
+  const double h = static_cast<double>(hidden), H = static_cast<double>(heads), hd = a.head_dim;
+  const double qr = a.q_lora_rank;
+  const double groups = H * a.o_groups / a.num_heads;
+  const double coff = csa ? 2.0 : 1.0;
+  // projections: fp8 (or 16-bit) wq_a, wq_b, wkv, wo_a, wo_b (+ the indexer's wq_b); bf16 compressors
+  double quantized = qr * h + H * hd * qr + hd * h + H * hd * a.o_lora_rank + h * groups * a.o_lora_rank;
+  double bf16 = 2.0 * coff * hd * h;
+  if (csa) {
+    quantized += static_cast<double>(a.index_num_heads) * a.index_head_dim * qr;
+    bf16 += static_cast<double>(a.index_num_heads) * h + 4.0 * a.index_head_dim * h;
+  }
+  const double seqs = std::max(1.0, sequences);
+  const double per_seq = tokens / seqs;
+  const double past = context / seqs;
+  const double seen = prefill ? past + per_seq / 2 : past + 1;  // keys a query sees, on average
+  const double compressed = seen / r;
+  const double attended = std::min(seen, static_cast<double>(a.window)) +
+                          (csa ? std::min(compressed, static_cast<double>(a.index_topk)) : compressed);
+  double flops = 2.0 * tokens * (quantized + bf16) + 4.0 * tokens * H * hd * attended;
+  if (csa) flops += 2.0 * tokens * a.index_num_heads * a.index_head_dim * compressed;
+  constexpr double kLatentBytes = 584, kIndexerBytes = 132;
+  const double reads = sequences * ((prefill ? std::min(past + per_seq, static_cast<double>(a.window)) : a.window) +
+                                    (past + per_seq) / r) * kLatentBytes +
+                       (csa ? sequences * (past + per_seq) / 4 * kIndexerBytes : 0.0);
+  const double bytes = quantized * (fp8_weights ? 1.0 : 2.0) + bf16 * 2.0 + tokens * (h + H * hd) * 2.0 * kAct + reads;
+  StepOp op = make(prefill ? "attention_prefill" : "attention_decode", OpClass::kDsv4Attention, flops, bytes);
+  op.kernels = csa ? 12 : 9;
+  op.shape = prefill ? OpShape{{seqs, per_seq, std::max(past, 1.0), H}, 4} : OpShape{{seqs, std::max(past, 1.0), H, 0}, 3};
+  // One grid per published geometry (V4-Flash, hidden 4,096; V4-Pro, 7,168): the two models' modules
+  // share head counts but not their projections' ratio to the roofline. Another hidden size takes the
+  // nearer one's.
+  const bool pro = hidden > 5632;
+  static constexpr const char* kVariants[2][2][2] = {
+      {{"flash_hca_decode", "flash_hca_prefill"}, {"flash_csa_decode", "flash_csa_prefill"}},
+      {{"pro_hca_decode", "pro_hca_prefill"}, {"pro_csa_decode", "pro_csa_prefill"}}};
+  op.grid_variant = kVariants[pro ? 1 : 0][csa ? 1 : 0][prefill ? 1 : 0];
+  return op;
+}
+
+StepOp mhc_op(bool pre, double tokens, int hc_mult, int64_t hidden) {
+  constexpr double kSites = 2;
+  const double hc = hc_mult, h = static_cast<double>(hidden);
+  const double mix = (2.0 + hc) * hc;
+  StepOp op = make(pre ? "mhc_pre" : "mhc_post", OpClass::kMhc,
+                   kSites * 2.0 * tokens * (pre ? mix * hc * h : (hc + 1.0) * hc * h),
+                   kSites * (tokens * (hc + 1.0) * h * kAct + (pre ? mix * hc * h * 4.0 : 0.0)));
+  op.kernels = 2;
+  op.shape = OpShape{{std::max(tokens, 1.0), h, 0, 0}, 2};
+  op.grid_variant = pre ? "pre" : "post";
+  return op;
+}
+
 StepOp conv1d_op(bool prefill, double sequences, double tokens, int64_t channels, int d_conv) {
   const double ch = static_cast<double>(channels);
   StepOp op = make("conv1d", OpClass::kConv1d, 2.0 * tokens * ch * d_conv,
@@ -232,6 +288,17 @@ std::string op_detail(const StepOp& op, Engine engine) {
     case OpClass::kKimiDelta:
       return variant == "prefill" ? "q/k/v causal conv1d + chunk_kda (fla Triton kernels; SGLang's table)"
                                   : "causal conv1d update + fused recurrent KDA (fla Triton kernels; SGLang's table)";
+    case OpClass::kDsv4Attention: {
+      const bool csa = variant.find("csa") != std::string::npos;
+      return fmt::format("DeepSeek-V4 {} attention module ({}): projections, compressor{}, cache writes and sparse MLA "
+                         "over the window and the {}; vLLM 0.24's module table, V4-{} geometry",
+                         csa ? "CSA" : "HCA", variant.find("prefill") != std::string::npos ? "prefill" : "decode",
+                         csa ? ", indexer and top-k" : "", csa ? "top-k compressed latents" : "compressed latents",
+                         variant.rfind("pro", 0) == 0 ? "Pro" : "Flash");
+    }
+    case OpClass::kMhc:
+      return variant == "pre" ? "hyper-connection mixing into both sublayers' inputs (vLLM TileLang mhc_pre, two sites)"
+                              : "hyper-connection folding of both sublayers' outputs (vLLM TileLang mhc_post, two sites)";
     case OpClass::kConv1d:
       return variant == "prefill" ? "causal_conv1d_fn (TensorRT-LLM Mamba-2 table)"
                                   : "causal_conv1d_update (TensorRT-LLM Mamba-2 table)";

@@ -37,9 +37,10 @@ struct LayerKey {
   bool shared;
   MlpShape mlp;
   uint8_t quant_mask;
+  int compress_ratio = 0;  // DeepSeek-V4: CSA, HCA and window-only layers cost differently
   bool operator==(const LayerKey& o) const {
     return kind == o.kind && window == o.window && shared == o.shared && mlp == o.mlp &&
-           quant_mask == o.quant_mask;
+           quant_mask == o.quant_mask && compress_ratio == o.compress_ratio;
   }
 };
 
@@ -279,6 +280,29 @@ class Builder {
     gemm("o_proj", T_, h_, heads * dims.v_dim);
   }
 
+  // DeepSeek-V4 (mixer_ops.h): the hyper-connections mix the residual streams into both sublayers'
+  // inputs and fold their outputs back (one op each, both sites), and the attention module runs as a
+  // whole, once over the prefill chunks and once over the decode tokens, each with its cached tokens.
+  void compressed_attention_layer(const LayerSpec& l) {
+    const CompressedAttentionShape& a = m_.compressed;
+    push(mhc_op(true, T_, a.hc_mult, h_));
+    module(kQuantAttention);
+    const GroupStepWork* w = work();
+    const int64_t heads = a.num_heads / tp_;
+    const bool fp8 = quantized_now() && is_fp8(o_.gemm_dtype);
+    if (Tp_ > 0 && w != nullptr) {
+      mark_attention();
+      push(dsv4_attention_op(true, l.compress_ratio, a, h_, heads, static_cast<double>(s_.prefill_sequences), Tp_,
+                             static_cast<double>(w->prefill_kv_tokens) - Tp_, fp8));
+    }
+    if (Td_ > 0 && w != nullptr) {
+      mark_attention();
+      push(dsv4_attention_op(false, l.compress_ratio, a, h_, heads, static_cast<double>(s_.decode_sequences), Td_,
+                             static_cast<double>(w->decode_tokens) - Td_, fp8));
+    }
+    push(mhc_op(false, T_, a.hc_mult, h_));
+  }
+
   // Recurrent state read and written once per sequence per step (prefill chunk or decode).
   double state_traffic(double sequences) const { return 2.0 * sequences * static_cast<double>(group().state_bytes_per_request); }
 
@@ -450,7 +474,11 @@ class Builder {
         f.top_k = static_cast<int>(k);
         f.routing = o_.moe_routing.value_or(default_moe_routing(m_));
         f.compute = quantized_now() ? o_.gemm_dtype : DType::kBF16;
-        if (!moe_format_of(o_.weights, quantized_now(), f.format)) f.format = MoeFormat::kBf16;
+        // Experts in a format of their own (DeepSeek-V4's MXFP4 experts in an fp8 checkpoint): weight-only
+        // fp4, so the GEMMs run at the 16-bit rate.
+        const WeightFormat experts{o_.weights.dtype, expert_quantization(o_.weights.quant)};
+        if (o_.weights.quant.expert_method != QuantMethod::kNone && quantized_now()) f.compute = DType::kBF16;
+        if (!moe_format_of(experts, quantized_now(), f.format)) f.format = MoeFormat::kBf16;
         if (ep_ > 1) {
           // Expert parallelism: whole experts, E/ep per GPU, each run over the tokens of every
           // data-parallel rank (assumed to carry this rank's batch).
@@ -480,8 +508,8 @@ class Builder {
         }
         const int64_t up_width = s.gated_experts ? 2 * f.width : f.width;
         const double gate_up_bias = s.expert_bias ? up_width * kAct : 0.0;
-        f.expert_weight_bytes = weight_bytes(up_width, expert_hidden, o_.weights, quantized_now()) + gate_up_bias +
-                                weight_bytes(expert_hidden, f.width, o_.weights, quantized_now());
+        f.expert_weight_bytes = weight_bytes(up_width, expert_hidden, experts, quantized_now()) + gate_up_bias +
+                                weight_bytes(expert_hidden, f.width, experts, quantized_now());
         StepOp op = fused_moe_op(f);
         op.layer_type = layer_type_;
         op.group = group_;
@@ -527,8 +555,8 @@ class Builder {
       case LayerKind::kMamba1: mamba1_layer(); break;
       case LayerKind::kMamba2: mamba2_layer(); break;
       case LayerKind::kLinearAttention: linear_attention_layer(); break;
-      case LayerKind::kNoMixer:
-      case LayerKind::kCompressedAttention: break;  // refused by StepOpsBuilder
+      case LayerKind::kNoMixer: break;
+      case LayerKind::kCompressedAttention: compressed_attention_layer(l); break;
     }
     const bool has_mixer = l.kind != LayerKind::kNoMixer;
     const bool has_mlp = l.mlp.kind == MlpKind::kMoe || l.mlp.intermediate_size > 0;
@@ -639,13 +667,6 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
 StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
                                StepOpsOptions options)
     : model_(&model), layout_(&layout), parallel_(parallel), options_(std::move(options)) {
-  if (model.count_layers(LayerKind::kCompressedAttention) > 0) {
-    throw ConfigError(fmt::format(
-        "model '{}': DeepSeek-V4's step costs (its CSA / HCA attention modules and hyper-connections) are not "
-        "modelled yet, so kvplan gives no step time, latency or SLO capacity for it; `kvplan memory` answers its "
-        "weights, caches and engine pool exactly",
-        model.id));
-  }
   const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
                                                    options_.pipeline_stage);
   // Layer types: consecutive or not, layers with the same key share one op list.
@@ -659,7 +680,7 @@ StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout,
     const bool windowed = l.kind == LayerKind::kSlidingAttention || l.kind == LayerKind::kChunkedAttention;
     const uint8_t mask = options_.quant_mask.empty() ? (options_.weights.quant.quantized() ? kQuantAll : uint8_t{0})
                                                      : options_.quant_mask[static_cast<size_t>(i)];
-    LayerKey key{l.kind, windowed ? l.window_tokens : 0, shared, l.mlp, mask};
+    LayerKey key{l.kind, windowed ? l.window_tokens : 0, shared, l.mlp, mask, l.compress_ratio};
     auto it = std::find(keys.begin(), keys.end(), key);
     int type = static_cast<int>(it - keys.begin());
     if (it == keys.end()) {
@@ -667,6 +688,12 @@ StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout,
       StepLayerType t;
       t.holds_kv = holds_kv_per_token(l.kind);
       t.group = group_index(layout, l);
+      if (l.kind == LayerKind::kCompressedAttention && t.group < 0) {
+        throw ConfigError(fmt::format(
+            "model '{}': pipeline stage {} holds only sliding-window DeepSeek-V4 layers, whose cached tokens kvplan "
+            "reads from a compressed cache; choose fewer pipeline stages",
+            model.id, options_.pipeline_stage));
+      }
       types_.push_back(t);
       // The first layer of each type supplies the shapes (all layers of a type are identical by
       // construction).

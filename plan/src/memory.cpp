@@ -96,7 +96,10 @@ std::string memory_text(const MemoryAnswer& a) {
                                 s.serving.memory_in_use_bytes / kGiB));
   }
   if (!given.empty()) out += fmt::format("  GPU: {}\n", fmt::join(given, "; "));
-  out += fmt::format("  KV scheme: {}\n", p.kv_scheme.describe());
+  out += fmt::format("  KV scheme: {}{}\n", p.kv_scheme.describe(),
+                     s.model.count_layers(LayerKind::kCompressedAttention) > 0
+                         ? " (DeepSeek-V4's fp8 layout: a scale byte per 64 NoPE dims; --fp8-scales does not apply)"
+                         : "");
   out += fmt::format("  KV bytes per token: {} B for the whole model (one copy); {} B on each GPU\n",
                      bytes_text(a.kv_bytes_per_token), bytes_text(a.layout.bytes_per_token()));
   const bool compressed = s.model.count_layers(LayerKind::kCompressedAttention) > 0;

@@ -14,6 +14,7 @@
 
 #include "kvplan/calibration/published_import.h"
 #include "kvplan/calibration/row_ops.h"
+#include "kvplan/core/error.h"
 
 namespace kvplan::calibration {
 namespace {
@@ -144,6 +145,51 @@ TEST(PublishedImportMixers, KimiDeltaSumsSglangKernelsOnly) {
   EXPECT_NE(t.notes[0].find("1 vLLM preview row(s) (FlashKDA) and 1 speculative verify row(s)"), std::string::npos)
       << t.notes[0];
   EXPECT_NE(t.notes[0].find("1 shape(s) without all their kernels"), std::string::npos) << t.notes[0];
+}
+
+// DeepSeek-V4's module rows: the geometry follows from num_heads x tp_size (64: V4-Flash, 128: V4-Pro),
+// the shape from batch, isl and step; a decode row's step is the past without the new token.
+TEST(PublishedImportMixers, DeepseekV4ModulesAndHyperConnections) {
+  const std::string head =
+      "gpu,framework,version,op_name,kernel_source,model,architecture,mla_dtype,kv_cache_dtype,gemm_type,num_heads,"
+      "batch_size,isl,tp_size,step,compress_ratio,latency\n";
+  const std::string path = write(
+      "aiconfigurator_dsv4_attention_vllm_h100_h200_b200.csv",
+      head +
+          "h200_sxm,VLLM,0.24.0,dsv4_csa_context_module,FLASHMLA_SPARSE_DSV4,x/Flash,DeepseekV4ForCausalLM,bfloat16,"
+          "fp8,fp8_block,8,1,2048,8,0,4,0.6148\n"
+          "h200_sxm,VLLM,0.24.0,dsv4_hca_generation_module,FLASHMLA_SPARSE_DSV4,x/Pro,DeepseekV4ForCausalLM,bfloat16,"
+          "fp8,fp8_block,16,64,1,8,4096,128,0.0611\n");
+  const PublishedTables t = read_published_table(path);
+  ASSERT_EQ(t.runs.size(), 2u);  // one run per parquet table
+  const Measurement& csa = t.runs[0].rows[0];
+  EXPECT_EQ(csa.op_class, "dsv4_attention");
+  EXPECT_NEAR(csa.median_ns, 614800.0, 1e-6);
+  const StepOp a = row_op(csa);
+  EXPECT_STREQ(a.grid_variant, "flash_csa_prefill");
+  EXPECT_EQ(a.shape.dims, 4);
+  EXPECT_DOUBLE_EQ(a.shape.v[1], 2048);
+  const StepOp b = row_op(t.runs[1].rows[0]);
+  EXPECT_STREQ(b.grid_variant, "pro_hca_decode");  // 16 heads x TP 8 = 128: V4-Pro
+  EXPECT_DOUBLE_EQ(b.shape.v[0], 64);
+  EXPECT_DOUBLE_EQ(b.shape.v[1], 4096);
+  // a row whose geometry is neither model's is refused, naming the column
+  const std::string bad = write("aiconfigurator_dsv4_attention_vllm_h100_h200_b200.csv",
+                                head + "h200_sxm,VLLM,0.24.0,dsv4_csa_context_module,K,x,DeepseekV4ForCausalLM,bfloat16,"
+                                       "fp8,fp8_block,48,1,64,1,0,4,0.1\n");
+  EXPECT_THROW(read_published_table(bad), ConfigError);
+
+  const std::string mhc = write("aiconfigurator_mhc_vllm_h100_h200_b200.csv",
+                                "gpu,framework,version,op_name,kernel_source,architecture,num_tokens,num_sites,hc_mult,"
+                                "hidden_size,sinkhorn_iters,latency\n"
+                                "h200_sxm,VLLM,0.24.0,pre,k,DeepseekV4ForCausalLM,2048,2,4,4096,20,0.0931\n");
+  const PublishedTables m = read_published_table(mhc);
+  ASSERT_EQ(m.runs.size(), 1u);
+  const Measurement& pre = m.runs[0].rows[0];
+  EXPECT_EQ(pre.op_class, "mhc");
+  // both sites: 2 x 2 x 2,048 x (2 + 4) x 4 x 4 x 4,096 FLOPs; 2 x (2,048 x 5 x 4,096 x 2 + 24 x 16,384 x 4) B
+  EXPECT_DOUBLE_EQ(pre.flops, 2.0 * 2 * 2048 * 24 * 4 * 4096);
+  EXPECT_DOUBLE_EQ(pre.bytes, 2.0 * (2048.0 * 5 * 4096 * 2 + 24.0 * 16384 * 4));
 }
 
 TEST(PublishedImportMixers, Mamba2SameShapeOnceAndVllmEagerLeftOut) {

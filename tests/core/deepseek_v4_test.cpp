@@ -14,10 +14,13 @@
 #include "kvplan/core/gpu_spec.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/model_config.h"
+#include "kvplan/core/op_time.h"
+#include "kvplan/core/published_profiles.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
 #include "kvplan/core/step_ops.h"
 #include "kvplan/core/vllm_dsv4_pool.h"
+#include "kvplan/core/mixer_ops.h"
 #include "config_refusal.h"
 
 namespace kvplan {
@@ -218,14 +221,58 @@ TEST(DeepseekV4, RefusesWhatItDoesNotRead) {
   // a 16-bit cache has no layout in any engine
   const ModelConfig m = resolve_model("deepseek-v4-flash");
   EXPECT_THROW(build_kv_layout(m, KvScheme{}, Parallelism{}), ConfigError);
-  // no step costs yet: time answers are refused, naming the model
+}
+
+// A step's operators: per layer the hyper-connections (pre, post) and one attention module op for the
+// prefill chunks and one for the decode tokens, CSA, HCA and window-only layers as their own types.
+TEST(DeepseekV4, StepOperatorsPerLayerType) {
+  const ModelConfig m = resolve_model("deepseek-v4-flash");
   const KvLayout layout = build_kv_layout(m, fp8_scheme(), Parallelism{});
-  try {
-    StepOpsBuilder builder(m, layout, Parallelism{}, StepOpsOptions{});
-    ADD_FAILURE() << "step costs built for DeepSeek-V4";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("deepseek-v4-flash"), std::string::npos) << e.what();
+  StepShape shape;
+  shape.prefill_tokens = 2048;
+  shape.prefill_sequences = 1;
+  shape.decode_sequences = 8;
+  shape.emitting_sequences = 9;
+  shape.groups.resize(layout.groups().size());
+  for (size_t g = 0; g < layout.groups().size(); ++g) {
+    shape.groups[g].prefill_kv_tokens = 2048 + 1000;  // a 1,000-token cached prefix
+    shape.groups[g].decode_tokens = 8 * 4097;         // 4,096 past tokens each, plus the new one
   }
+  StepOps ops;
+  StepOpsBuilder(m, layout, Parallelism{}, StepOpsOptions{}).build(shape, ops);
+  ASSERT_EQ(ops.types.size(), 3u);  // window-only (layers 0-1), CSA, HCA
+  int modules = 0, mhc = 0;
+  for (const StepOp& op : ops.ops) {
+    if (op.op_class == OpClass::kDsv4Attention) {
+      ++modules;
+      const std::string variant = op.grid_variant;
+      EXPECT_EQ(variant.rfind("flash_", 0), 0u) << variant;  // V4-Flash's geometry
+      if (variant.find("prefill") != std::string::npos) {
+        EXPECT_EQ(op.shape.dims, 4);
+        EXPECT_DOUBLE_EQ(op.shape.v[1], 2048);  // new tokens per sequence
+        EXPECT_DOUBLE_EQ(op.shape.v[2], 1000);  // cached
+      } else {
+        EXPECT_DOUBLE_EQ(op.shape.v[1], 4096);  // past, the new token excluded (the table's convention)
+      }
+    }
+    mhc += op.op_class == OpClass::kMhc ? 1 : 0;
+  }
+  EXPECT_EQ(modules, 6);  // prefill and decode per type
+  EXPECT_EQ(mhc, 6);
+}
+
+// The published H200 profile prices a module shape of the table within 10% (the variants' held-out p90
+// on H200 is 2.9-8.2%, docs/benchmarks.md): V4-Flash at TP 8
+// (8 heads), one 2,048-token prompt without a prefix, CSA: 0.6148 ms; 64 decode sequences at 4,096 past
+// tokens, HCA: 0.0611 ms (data/measurements/aiconfigurator_dsv4_attention_vllm_h100_h200_b200.csv).
+TEST(DeepseekV4, PublishedModuleTimes) {
+  const ModelConfig m = resolve_model("deepseek-v4-flash");
+  const GpuSpec gpu = resolve_gpu("h200");
+  const OpClassProfile& c = published_profile("h200")->at(OpClass::kDsv4Attention);
+  const StepOp csa = dsv4_attention_op(true, 4, m.compressed, m.hidden_size, 8, 1, 2048, 0, true);
+  EXPECT_NEAR(op_kernel_ns(c, gpu, csa) / 614800.0, 1.0, 0.10);
+  const StepOp hca = dsv4_attention_op(false, 128, m.compressed, m.hidden_size, 8, 64, 64, 64 * 4096.0, true);
+  EXPECT_NEAR(op_kernel_ns(c, gpu, hca) / 61100.0, 1.0, 0.10);
 }
 
 }  // namespace

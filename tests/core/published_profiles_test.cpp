@@ -42,6 +42,11 @@ TEST(PublishedProfile, OneProfilePerGpuWithTables) {
     EXPECT_EQ(p.at(OpClass::kRecurrent).source, "datasheet") << id;  // the SSM scan: no published table
     // Kimi delta attention: SGLang's fla Triton kernel table (README §7e)
     EXPECT_NE(p.at(OpClass::kKimiDelta).source.find("SGLang 0.5.16 (kimi-k3 build)"), std::string::npos) << id;
+    // DeepSeek-V4: the attention modules (one grid per geometry and phase) and the hyper-connections
+    EXPECT_NE(p.at(OpClass::kDsv4Attention).source.find("vLLM 0.24.0 (DeepSeek-V4 attention modules)"), std::string::npos)
+        << id;
+    EXPECT_EQ(p.at(OpClass::kDsv4Attention).grids.size(), 8u) << id;
+    EXPECT_NE(p.at(OpClass::kMhc).source.find("DeepSeek-V4 hyper-connections"), std::string::npos) << id;
   }
   for (const char* id : {"a100-80gb", "l40s"}) {
     EXPECT_EQ(published_profile(id)->at(OpClass::kMlaDecode).source, "datasheet") << id;

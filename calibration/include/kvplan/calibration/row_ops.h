@@ -57,6 +57,12 @@ StepOp gdn_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t hk, int6
 // the fp32 recurrent state (heads·dk·dv·4 B) and the bf16 q/k/v conv windows
 // ((d_conv-1)·heads·(2·dk + dv)·2 B) per sequence; the op kimi_delta_op (mixer_ops.h) builds.
 StepOp kda_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t heads, int64_t dk, int64_t dv, int64_t d_conv);
+// A DeepSeek-V4 attention module row (README §7b): CSA (ratio 4) or HCA, `isl` new tokens per
+// sequence (1: decode) after `past` cached ones, `heads` on the timed GPU of the model with
+// `native_heads` (64: V4-Flash's geometry, 128: V4-Pro's); fp8 block projections, as collected.
+StepOp dsv4_row_op(bool csa, int64_t batch, int64_t isl, int64_t past, int64_t native_heads, int64_t heads);
+// A DeepSeek-V4 hyper-connection row (README §7f): `pre` or post over `tokens`, both sites.
+StepOp mhc_row_op(bool pre, int64_t tokens, int hc_mult, int64_t hidden);
 // DeepSeek sparse-attention kernel rows (README §7c): `batch` requests of `isl` query tokens after
 // `past` cached ones, as the step prices them: the indexer scores every visible key
 // (dsa_indexer_op), the top-k reads their logits (dsa_topk_op), the sparse MLA prefill kernel reads

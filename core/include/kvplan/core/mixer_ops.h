@@ -15,6 +15,7 @@
 
 #include "kvplan/core/dtype.h"
 #include "kvplan/core/engine_memory.h"
+#include "kvplan/core/model_config.h"
 #include "kvplan/core/step_ops.h"
 
 namespace kvplan {
@@ -91,6 +92,32 @@ StepOp gated_deltanet_op(bool prefill, double sequences, double tokens, int64_t 
 // Shape {sequences, tokens per sequence, heads}; variant "prefill" / "decode".
 StepOp kimi_delta_op(bool prefill, double sequences, double tokens, int64_t heads, int64_t dk, int64_t dv, int d_conv,
                      double state_bytes_per_sequence);
+
+// DeepSeek-V4's whole attention module of one layer on one GPU, as vLLM's DeepseekV4Attention runs it
+// and the published module tables time it (README §7b): q LoRA (wq_a, q_norm, wq_b), the shared latent
+// (wkv, kv_norm), RoPE, the compressor (CSA, HCA), the indexer and its top-k (CSA), the cache writes,
+// sparse MLA over the 128-token window plus the compressed latents (CSA: the top index_topk; HCA: all),
+// and the grouped output (wo_a, wo_b). `context` is the summed cached prefix of the prefill chunks, or
+// the summed past of the decode sequences (the new token excluded). Weights in fp8 (`fp8_weights`, the
+// released checkpoints' projections) or 16-bit; the compressors and weights_proj are bf16 either way.
+//   FLOPs 2·tokens·(projection parameters) + 4·tokens·heads·head_dim·(window + compressed attended)
+//         [+ CSA indexer: 2·tokens·index_heads·index_dim·keys / 4]
+//   bytes weights + tokens·(hidden + heads·head_dim)·2·2 + the cache entries read (584 B each)
+// Shape prefill {sequences, new tokens, cached tokens, heads} and decode {sequences, past tokens,
+// heads} per sequence; variant "<flash|pro>_<csa|hca>_<prefill|decode>" (the published geometry
+// nearest the model's hidden size). A sliding-window-only layer (ratio 0) is priced as HCA, as NVIDIA's
+// aiconfigurator does.
+StepOp dsv4_attention_op(bool prefill, int compress_ratio, const CompressedAttentionShape& a, int64_t hidden,
+                         int64_t heads, double sequences, double tokens, double context, bool fp8_weights);
+
+// DeepSeek-V4's manifold hyper-connections of one layer: `pre` mixes the hc_mult residual streams into
+// each sublayer's input (an fp32 projection of [tokens, hc x hidden], Sinkhorn-normalised), `post`
+// folds each sublayer's output back; one op covers both sites (before attention, before the MoE),
+// as the published table times two calls (README §7f).
+//   FLOPs 2 sites·2·tokens·(2 + hc)·hc·hc·hidden, bytes 2 sites·tokens·(hc + 1)·hidden·2 (+ the
+//   projection's fp32 weights)
+// Shape {tokens, hidden}; variant "pre" / "post".
+StepOp mhc_op(bool pre, double tokens, int hc_mult, int64_t hidden);
 
 // Causal conv1d over `channels` (Mamba-2: d_inner + 2·n_groups·d_state) with kernel d_conv:
 // prefill causal_conv1d_fn, decode causal_conv1d_update (reads and writes the (d_conv - 1)-token state).

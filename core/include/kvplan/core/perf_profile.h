@@ -52,8 +52,11 @@ enum class OpClass {
   kDsaTopk,           // top-k selection over each query's indexer logits (prefill and decode)
   kDsaAttention,      // prefill sparse MLA attention over the selected latents (FlashMLA sparse)
   kKimiDelta,         // Kimi delta attention core: q/k/v causal conv1d + chunked KDA (prefill) or recurrent update (decode)
+  // DeepSeek-V4:
+  kDsv4Attention,     // one layer's whole attention module (projections, compressor, indexer, sparse MLA), as vLLM runs it
+  kMhc,               // manifold hyper-connections: a layer's mixing before (pre) or after (post) its two sublayers
 };
-inline constexpr std::size_t kNumOpClasses = 20;
+inline constexpr std::size_t kNumOpClasses = 22;
 std::string_view op_class_name(OpClass c);  // "gemm", "moe_gemm", "attention_prefill", ...
 // Parses a name written by op_class_name; throws ConfigError naming `what`.
 OpClass parse_op_class(std::string_view name, std::string_view what);
@@ -88,6 +91,9 @@ struct EfficiencyCurve {
 //   mla_decode:        {sequences, kv tokens per sequence, heads per GPU}
 //   gated_deltanet:    {sequences, tokens per sequence, value heads per GPU}
 //   kimi_delta:        {sequences, tokens per sequence, heads per GPU}
+//   dsv4_attention:    prefill {sequences, new tokens per sequence, cached tokens per sequence, heads per GPU};
+//                      decode {sequences, past tokens per sequence, heads per GPU}
+//   mhc:               {tokens, hidden}
 //   conv1d:            {sequences, tokens per sequence, channels per GPU}
 // Other classes have no grid (dims 0).
 struct OpShape {
