@@ -169,9 +169,7 @@ int64_t vllm_activation_peak_bytes(const ModelConfig& m, const Parallelism& p, i
     } else if (l.kind == LayerKind::kNoMixer) {
       mixer = 0;
     } else if (l.kind == LayerKind::kCompressedAttention) {
-      // DeepSeek-V4: the queries and the attention output (heads x head_dim each), the grouped LoRA output
-      const CompressedAttentionShape& a = m.compressed;
-      mixer = 2 * a.num_heads / tp * a.head_dim + a.o_groups / tp * a.o_lora_rank;
+      mixer = compressed_attention_intermediate_elems(m.compressed, tp);
     } else {
       const LinearAttentionShape& a = m.linear;
       mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;

@@ -38,9 +38,14 @@ namespace {
 
 }  // namespace
 
+std::optional<DType> only_kv_dtype(const ModelConfig& m) {
+  if (m.count_layers(LayerKind::kCompressedAttention) > 0) return DType::kFp8E4M3;
+  return std::nullopt;
+}
+
 KvScheme listing_scheme(const ModelConfig& m) {
   KvScheme s;
-  if (m.count_layers(LayerKind::kCompressedAttention) > 0) s.kv_dtype = DType::kFp8E4M3;
+  s.kv_dtype = only_kv_dtype(m).value_or(s.kv_dtype);
   return s;
 }
 

@@ -95,6 +95,10 @@ int64_t mlp_intermediate_elems(const MlpShape& mlp, int64_t tp) {
   return 0;
 }
 
+int64_t compressed_attention_intermediate_elems(const CompressedAttentionShape& a, int64_t tp) {
+  return 2 * a.num_heads / tp * a.head_dim + a.o_groups / tp * a.o_lora_rank;
+}
+
 int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
   const int64_t tp = p.tensor_parallel;
   int64_t widest = 0;
@@ -114,9 +118,7 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
     } else if (l.kind == LayerKind::kNoMixer) {
       mixer = 0;
     } else if (l.kind == LayerKind::kCompressedAttention) {
-      // DeepSeek-V4: the queries and the attention output (heads x head_dim each), the grouped LoRA output
-      const CompressedAttentionShape& a = m.compressed;
-      mixer = 2 * a.num_heads / tp * a.head_dim + a.o_groups / tp * a.o_lora_rank;
+      mixer = compressed_attention_intermediate_elems(m.compressed, tp);
     } else {
       const LinearAttentionShape& a = m.linear;
       mixer = 2 * (2 * a.num_key_heads * a.key_head_dim + 2 * a.num_value_heads * a.value_head_dim) / tp;

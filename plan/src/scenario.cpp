@@ -2,6 +2,8 @@
 // core's types, with every rule that spans several fields (messages name the flags).
 #include "kvplan/plan/scenario.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
@@ -69,9 +71,9 @@ ResolvedScenario resolve(const Scenario& in) {
   const KvCacheSettings& kv = in.kv_cache;
   KvScheme& k = s.scheme;
   k.kv_dtype = kv.dtype ? *kv.dtype : act;
-  if (!kv.dtype && s.model.count_layers(LayerKind::kCompressedAttention) > 0) {
+  if (const std::optional<DType> only = only_kv_dtype(s.model); !kv.dtype && only) {
     // DeepSeek-V4: the engines keep its caches in fp8 only (vLLM forces fp8_ds_mla), so "auto" is fp8.
-    k.kv_dtype = DType::kFp8E4M3;
+    k.kv_dtype = *only;
     s.model.notes.push_back(fmt::format(
         "model '{}': --kv-cache-dtype auto means fp8 here: vLLM and SGLang store DeepSeek-V4's window, compressed "
         "latents and indexer keys only in their fp8 layouts (584 B per latent, 132 B per indexer key)",

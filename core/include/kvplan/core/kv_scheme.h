@@ -20,6 +20,7 @@
 //  - Cross-layer sharing: in each run of cross_layer_share layers only the first stores KV.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kvplan/core/dtype.h"
@@ -63,8 +64,10 @@ struct KvScheme {
 // Checks the scheme against the model and the parallel split. Throws ConfigError.
 void validate(const KvScheme& scheme, const Parallelism& parallel, const ModelConfig& model);
 
-// The scheme a model is listed with when none is chosen: KvScheme{} (bf16), except for a model whose
-// engines keep one cache dtype only (DeepSeek-V4: fp8).
+// The one cache dtype every engine keeps this model's KV in, if only one exists (DeepSeek-V4: fp8,
+// vLLM's fp8_ds_mla); "auto" means it.
+std::optional<DType> only_kv_dtype(const ModelConfig& model);
+// The scheme a model is listed with when none is chosen: KvScheme{} (bf16), or only_kv_dtype's.
 KvScheme listing_scheme(const ModelConfig& model);
 
 }  // namespace kvplan

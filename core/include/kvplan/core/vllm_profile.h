@@ -35,6 +35,9 @@ int64_t widest_intermediate_elems(const ModelConfig& model, const Parallelism& p
 // One layer's MLP intermediates per token on one of tp GPUs: gated [2I + I], plain [I + I], MoE
 // top_k experts' and the shared expert's (without a gate for non-gated experts).
 int64_t mlp_intermediate_elems(const MlpShape& mlp, int64_t tp);
+// DeepSeek-V4's attention intermediates per token on one of tp GPUs: the queries and the attention
+// output (heads x head_dim each) and the grouped LoRA output.
+int64_t compressed_attention_intermediate_elems(const CompressedAttentionShape& a, int64_t tp);
 
 // vLLM V1's hybrid KV-cache allocator (>= 0.10, kv_cache_utils.py
 // _get_kv_cache_groups_uniform_page_size): when layers of several attention types share one page
