@@ -12,6 +12,7 @@
 #include "kvplan/core/limits.h"
 #include "kvplan/core/number_text.h"
 #include "kvplan/core/sglang_swa.h"
+#include "kvplan/core/sglang_dsv4_pool.h"
 #include "kvplan/core/vllm_dsv4_pool.h"
 #include "kvplan/core/vllm_profile.h"
 
@@ -209,24 +210,27 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
         "{}-value latent",
         v.text(), m.mla.kv_lora_rank + m.mla.qk_rope_head_dim));
   }
-  // DeepSeek-V4: vLLM's own allocator rules for its caches (vllm_dsv4_pool.h); the other engines'
-  // pools for it are not modelled.
+  // DeepSeek-V4: vLLM's and SGLang's own pool rules for its caches (vllm_dsv4_pool.h,
+  // sglang_dsv4_pool.h); TensorRT-LLM's is not modelled.
   const bool dsv4 = m.count_layers(LayerKind::kCompressedAttention) > 0;
   if (dsv4) {
-    if (c.engine != Engine::kVllm) {
+    if (c.engine != Engine::kVllm && c.engine != Engine::kSglang) {
       throw ConfigError(fmt::format(
           "model '{}': the {} KV pool for DeepSeek-V4's compressed caches is not modelled yet; kvplan answers "
-          "DeepSeek-V4 under vLLM only (--engine vllm)",
+          "DeepSeek-V4 under vLLM and SGLang only (--engine vllm or sglang)",
           m.id, engine_name(c.engine)));
     }
     if (s.tokens_per_block % 128 != 0) {
       plan.notes.push_back(fmt::format(
-          "vLLM pages DeepSeek-V4's compressed caches in blocks of 256 tokens (its sparse backend's preferred "
-          "block size), not {}: pass --block-size (a multiple of 128) to choose another",
+          "{} pages DeepSeek-V4's compressed caches in blocks of 256 tokens ({}), not {}: pass --block-size (a "
+          "multiple of 128) to choose another",
+          c.engine == Engine::kVllm ? "vLLM" : "SGLang",
+          c.engine == Engine::kVllm ? "its sparse backend's preferred block size"
+                                    : "its page_size for DeepSeek-V4, server_args.py",
           s.tokens_per_block));
-      s.tokens_per_block = 256;
+      s.tokens_per_block = kSglangDsv4PageTokens;
     }
-    if (!v1 || !v.at_least(0, 24)) {
+    if (c.engine == Engine::kVllm && (!v1 || !v.at_least(0, 24))) {
       plan.notes.push_back(fmt::format(
           "vLLM {} predates DeepSeek-V4 support; its pool is sized by the 0.25 / 0.26 allocator rules", v.text()));
     }
@@ -422,8 +426,10 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
       }
       plan.terms.push_back({"reserve", "reserve for activations and CUDA graphs", reserve, true,
                             fmt::format("SGLang keeps (1 - {:.2f}) of the memory free at start", frac)});
-      s.tokens_per_block = 1;
-      layout = build_kv_layout(m, s, p, stage);
+      if (!dsv4) {
+        s.tokens_per_block = 1;
+        layout = build_kv_layout(m, s, p, stage);
+      }
       break;
     }
     case Engine::kTrtllm: {
@@ -561,7 +567,9 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
         }
       }
     }
-    if (dsv4) {
+    if (dsv4 && c.engine == Engine::kSglang) {
+      apply_sglang_dsv4_pool(m, c, p, stage, s.tokens_per_block, plan);
+    } else if (dsv4) {
       const VllmDsv4Pool pool =
           vllm_dsv4_pool(layout, s.tokens_per_block, plan.max_model_len, plan.max_num_batched_tokens);
       plan.block_bytes = pool.block_stride_bytes;
@@ -582,11 +590,13 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
           pool.groups.size(), pool.group_size, groups_text, with_commas(pool.block_stride_bytes),
           with_commas(plan.num_blocks), with_commas(plan.max_model_len), with_commas(pool.blocks_per_request)));
     }
-    plan.requests_at_max_len = plan.request_bytes_at_max_len > 0
-                                   ? plan.kv_budget_bytes / plan.request_bytes_at_max_len
-                                   : 0;
+    if (!(dsv4 && c.engine == Engine::kSglang)) {  // SGLang's fixed pool split sets it (admission by F)
+      plan.requests_at_max_len = plan.request_bytes_at_max_len > 0
+                                     ? plan.kv_budget_bytes / plan.request_bytes_at_max_len
+                                     : 0;
+    }
   }
-  if (c.engine == Engine::kSglang && plan.kv_budget_bytes > 0 && has_windowed_layers(layout) &&
+  if (c.engine == Engine::kSglang && !dsv4 && plan.kv_budget_bytes > 0 && has_windowed_layers(layout) &&
       layout_state_layers(layout) == 0) {
     std::string why;
     const bool kv_shared = std::any_of(m.layers.begin(), m.layers.end(), [](const LayerSpec& l) { return l.kv_shared; });

@@ -72,6 +72,7 @@ ModelConfig parse_deepseek_v4(const JsonFields& f, ModelConfig m) {
            fmt::format("must have num_hidden_layers={} entries (or {} with the MTP blocks')", layers,
                        layers + static_cast<size_t>(m.num_mtp_layers)));
   }
+  a.ratio_entries = static_cast<int>(ratios.size());
   for (size_t i = 0; i < ratios.size(); ++i) {
     if (ratios[i] != 0 && ratios[i] != 4 && ratios[i] != 128) {
       f.fail(fmt::format("compress_ratios[{}]", i), std::to_string(ratios[i]),

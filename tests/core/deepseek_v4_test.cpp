@@ -192,8 +192,9 @@ TEST(DeepseekV4, MemoryAnswerUsesThePool) {
   EXPECT_EQ(plan.num_blocks, plan.kv_budget_bytes / 1039680);
   const VllmDsv4Pool pool = vllm_dsv4_pool(build_kv_layout(m, fp8_scheme(), tp8), 256, 1048576, 8192);
   EXPECT_DOUBLE_EQ(plan.max_concurrency, static_cast<double>(plan.num_blocks) / static_cast<double>(pool.blocks_per_request));
-  // SGLang's and TensorRT-LLM's pools for it are not modelled: refused, not answered as vLLM's
-  c.engine = Engine::kSglang;
+  // TensorRT-LLM's pool for it is not modelled: refused, not answered as vLLM's (SGLang's:
+  // sglang_dsv4_pool_test.cpp)
+  c.engine = Engine::kTrtllm;
   EXPECT_THROW(plan_memory(m, resolve_gpu("h200"), fp8_scheme(), tp8, c), ConfigError);
 }
 

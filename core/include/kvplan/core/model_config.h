@@ -112,6 +112,7 @@ struct CompressedAttentionShape {
   // and after attention and the MoE by fp32 projections [(2 + hc) hc, hc hidden].
   int hc_mult = 0;
   int num_hash_layers = 0;  // the first layers route tokens by a fixed token -> experts table (tid2eid)
+  int ratio_entries = 0;    // len(compress_ratios) in the config: the layers', then the MTP blocks' if listed
 
   bool operator==(const CompressedAttentionShape&) const = default;
 };
