@@ -98,6 +98,7 @@ enum class Kind {
   kAicGlm5Topk,
   kAicDsv4,
   kAicMhc,
+  kAicMsa,
   kVidurAllReduce,
   kVidurMlp,
   kAzureMicrobench
@@ -127,6 +128,7 @@ bool kind_of(const std::string& name, Kind& kind) {
       {"aiconfigurator_glm5_topk_sglang_h100_h200_b200.csv", Kind::kAicGlm5Topk},
       {"aiconfigurator_dsv4_attention_vllm_h100_h200_b200.csv", Kind::kAicDsv4},
       {"aiconfigurator_mhc_vllm_h100_h200_b200.csv", Kind::kAicMhc},
+      {"aiconfigurator_msa_module_vllm_h100_h200_b200.csv", Kind::kAicMsa},
       {"vidur_h100_allreduce.csv", Kind::kVidurAllReduce},
       {"vidur_mlp_block_ops_h100_a100.csv", Kind::kVidurMlp},
       {"azure_ai_benchmarking_guide_microbench.csv", Kind::kAzureMicrobench}};
@@ -542,6 +544,12 @@ struct Reader : TableSink {
         CsvReader csv(path, {"gpu", "op_name", "architecture", "kv_cache_dtype", "gemm_type", "num_heads", "batch_size",
                              "isl", "tp_size", "step", "compress_ratio", "latency"});
         internal::read_aic_dsv4(*this, csv);
+        break;
+      }
+      case Kind::kAicMsa: {
+        CsvReader csv(path, {"gpu", "op_name", "architecture", "kv_cache_dtype", "gemm_type", "num_heads", "batch_size",
+                             "isl", "tp_size", "step", "latency"});
+        internal::read_aic_msa(*this, csv);
         break;
       }
       case Kind::kAicMhc: {

@@ -79,5 +79,7 @@ void read_aic_glm5_dsa(TableSink& sink, CsvReader& csv, bool topk_file);
 // published_import_dsv4.cpp).
 void read_aic_dsv4(TableSink& sink, CsvReader& csv);
 void read_aic_mhc(TableSink& sink, CsvReader& csv);
+// MiniMax-M3's sparse attention module, vLLM 0.24.0 (README §7d; published_import_msa.cpp).
+void read_aic_msa(TableSink& sink, CsvReader& csv);
 
 }  // namespace kvplan::calibration::internal

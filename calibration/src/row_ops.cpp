@@ -176,6 +176,22 @@ StepOp dsv4_row_op(bool csa, int64_t batch, int64_t isl, int64_t past, int64_t n
                            b * static_cast<double>(past), true);
 }
 
+StepOp msa_row_op(int64_t batch, int64_t isl, int64_t past, int64_t heads, bool fp8_kv) {
+  // MiniMax-M3 (README 7d): hidden 6,144, 64 query and 4 KV heads of 128, one 128-wide index key,
+  // blocks of 128 tokens, the top 16
+  MsaDims d;
+  d.hidden = 6144;
+  d.heads = 64;
+  d.kv_heads = 4;
+  d.head_dim = 128;
+  d.index_dim = 128;
+  d.block = 128;
+  d.topk_blocks = 16;
+  const double b = static_cast<double>(batch);
+  return msa_attention_op(isl > 1, d, heads, b, b * static_cast<double>(isl), b * static_cast<double>(past), fp8_kv,
+                          true);
+}
+
 StepOp mhc_row_op(bool pre, int64_t tokens, int hc_mult, int64_t hidden) {
   return mhc_op(pre, static_cast<double>(tokens), hc_mult, hidden);
 }
@@ -294,6 +310,10 @@ StepOp row_op(const Measurement& m) {
     } else if (c == OpClass::kDsv4Attention && j.contains("dsv4") && num(j, "batch") > 0) {
       auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
       op = dsv4_row_op(j["dsv4"] == "csa", i("batch"), i("isl"), i("past"), i("native_heads"), i("heads"));
+      shaped = true;
+    } else if (c == OpClass::kMsaAttention && j.contains("msa") && num(j, "batch") > 0) {
+      auto i = [&](const char* k) { return static_cast<int64_t>(num(j, k)); };
+      op = msa_row_op(i("batch"), i("isl"), i("past"), i("heads"), j["kv"] == "fp8");
       shaped = true;
     } else if (c == OpClass::kMhc && j.contains("mhc") && num(j, "tokens") > 0) {
       op = mhc_row_op(j["mhc"] == "pre", static_cast<int64_t>(num(j, "tokens")), static_cast<int>(num(j, "hc")),

@@ -244,6 +244,33 @@ StepOp mhc_op(bool pre, double tokens, int hc_mult, int64_t hidden) {
   return op;
 }
 
+StepOp msa_attention_op(bool prefill, const MsaDims& d, int64_t heads, double sequences, double tokens, double context,
+                        bool fp8_kv, bool fp8_weights) {
+  const double H = static_cast<double>(heads), hd = static_cast<double>(d.head_dim), h = static_cast<double>(d.hidden);
+  const double kvh = std::max(1.0, static_cast<double>(d.kv_heads) * H / static_cast<double>(std::max<int64_t>(1, d.heads)));
+  const double idx = static_cast<double>(d.index_dim);
+  // fused [q | k | v | index_q | index_k] and o_proj on this GPU
+  const double params = h * (H * hd + 2.0 * kvh * hd + kvh * idx + idx) + H * hd * h;
+  const double seqs = std::max(1.0, sequences);
+  const double per_seq = tokens / seqs;
+  const double past = context / seqs;
+  const double seen = prefill ? past + per_seq / 2 : past + 1;  // keys a query sees, on average
+  const double selected = static_cast<double>(d.topk_blocks * d.block);
+  const double attended = std::min(seen, selected);
+  const double flops = 2.0 * tokens * params + 2.0 * tokens * kvh * idx * seen + 4.0 * tokens * H * hd * attended;
+  const double kv_bytes = fp8_kv ? 1.0 : 2.0;
+  const double held = past + per_seq;  // each sequence's keys after the step
+  const double reads = sequences * (held * idx * 2.0 + kvh * 2.0 * hd * kv_bytes * std::min(held, selected));
+  const double writes = tokens * (kvh * 2.0 * hd * kv_bytes + idx * 2.0);
+  const double bytes = params * (fp8_weights ? 1.0 : 2.0) + tokens * (h + H * hd) * 2.0 * kAct + reads + writes;
+  StepOp op = make(prefill ? "attention_prefill" : "attention_decode", OpClass::kMsaAttention, flops, bytes);
+  op.kernels = 6;
+  op.shape = prefill ? OpShape{{seqs, per_seq, std::max(past, 1.0), H}, 4} : OpShape{{seqs, std::max(past, 1.0), H, 0}, 3};
+  static constexpr const char* kVariants[2][2] = {{"bf16_decode", "bf16_prefill"}, {"fp8_decode", "fp8_prefill"}};
+  op.grid_variant = kVariants[fp8_kv ? 1 : 0][prefill ? 1 : 0];
+  return op;
+}
+
 StepOp conv1d_op(bool prefill, double sequences, double tokens, int64_t channels, int d_conv) {
   const double ch = static_cast<double>(channels);
   StepOp op = make("conv1d", OpClass::kConv1d, 2.0 * tokens * ch * d_conv,
@@ -299,6 +326,12 @@ std::string op_detail(const StepOp& op, Engine engine) {
     case OpClass::kMhc:
       return variant == "pre" ? "hyper-connection mixing into both sublayers' inputs (vLLM TileLang mhc_pre, two sites)"
                               : "hyper-connection folding of both sublayers' outputs (vLLM TileLang mhc_post, two sites)";
+    case OpClass::kMsaAttention:
+      return fmt::format("MiniMax sparse attention module ({}, {} KV): fused projections, norms, RoPE and cache inserts, "
+                         "the indexer over every cached index key, top-k blocks, block-sparse attention and o_proj; vLLM "
+                         "0.24's module table",
+                         variant.find("prefill") != std::string::npos ? "prefill" : "decode",
+                         variant.rfind("fp8", 0) == 0 ? "fp8" : "bf16");
     case OpClass::kConv1d:
       return variant == "prefill" ? "causal_conv1d_fn (TensorRT-LLM Mamba-2 table)"
                                   : "causal_conv1d_update (TensorRT-LLM Mamba-2 table)";

@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {
     "gemm",       "moe_gemm",   "attention_prefill", "attention_decode", "recurrent", "kv_write",
     "elementwise", "collective", "copy_h2d",          "copy_d2h",         "sampling",  "mla_bmm",
     "mla_prefill", "mla_decode", "gated_deltanet",    "conv1d",           "dsa_indexer", "dsa_topk",
-    "dsa_attention", "kimi_delta", "dsv4_attention", "mhc"};
+    "dsa_attention", "kimi_delta", "dsv4_attention", "mhc", "msa_attention"};
 
 // A curve whose implied fixed latency (time at size -> 0, see EfficiencyCurve) is `fixed_s` on a
 // roof of `roof` (FLOP/s or bytes/s): half_size = fixed_s · roof · e_max.
@@ -56,6 +56,9 @@ std::vector<std::string> grid_axes(OpClass c) {
       return {"log2 sequences", "log2 new or past tokens per sequence", "log2 cached tokens per sequence (prefill) / heads",
               "log2 heads (prefill)"};
     case OpClass::kMhc: return {"log2 tokens", "log2 hidden"};
+    case OpClass::kMsaAttention:
+      return {"log2 sequences", "log2 new or past tokens per sequence", "log2 cached tokens per sequence (prefill) / heads",
+              "log2 heads (prefill)"};
     case OpClass::kConv1d: return {"log2 sequences", "log2 tokens per sequence", "log2 channels"};
     case OpClass::kDsaIndexer:
     case OpClass::kDsaTopk: return {"log2 sequences", "log2 query tokens per sequence", "log2 keys per query"};
@@ -171,6 +174,9 @@ PerfProfile PerfProfile::datasheet_default(const GpuSpec& gpu) {
   same_guess_as(OpClass::kDsv4Attention, OpClass::kMlaPrefill,
                 "DeepSeek-V4 attention module: the MLA prefill guess (55% of peak, 80% of bandwidth, 5 us fixed; "
                 "assumption)");
+  same_guess_as(OpClass::kMsaAttention, OpClass::kAttentionPrefill,
+                "MiniMax sparse attention module: the attention_prefill guess (55% of peak, 80% of bandwidth, 5 us "
+                "fixed; assumption)");
   same_guess_as(OpClass::kMhc, OpClass::kElementwise,
                 "hyper-connection mixing: the elementwise guess (75% of bandwidth, 2 us fixed; assumption)");
   return p;

@@ -192,6 +192,49 @@ TEST(PublishedImportMixers, DeepseekV4ModulesAndHyperConnections) {
   EXPECT_DOUBLE_EQ(pre.bytes, 2.0 * (2048.0 * 5 * 4096 * 2 + 24.0 * 16384 * 4));
 }
 
+// MiniMax-M3's sparse attention module rows (README §7d): KV heads max(1, heads / 16); a decode row's
+// step is the tokens cached before the new one. FLOPs and bytes by hand from msa_attention_op's formula.
+TEST(PublishedImportMixers, MiniMaxSparseAttentionModules) {
+  const std::string head =
+      "gpu,framework,version,op_name,kernel_source,model,architecture,mla_dtype,kv_cache_dtype,gemm_type,num_heads,"
+      "batch_size,isl,tp_size,step,latency\n";
+  const std::string path =
+      write("aiconfigurator_msa_module_vllm_h100_h200_b200.csv",
+            head +
+                "h100_sxm,VLLM,0.24.0,msa_context_module,MiniMaxM3SparseTritonImpl,MiniMaxAI/MiniMax-M3,"
+                "MiniMaxM3ForCausalLM,bfloat16,bfloat16,fp8_block,64,1,2048,1,0,1.5\n"
+                "h200_sxm,VLLM,0.24.0,msa_generation_module,MiniMaxM3SparseTritonImpl,MiniMaxAI/MiniMax-M3,"
+                "MiniMaxM3ForCausalLM,bfloat16,fp8,fp8_block,8,64,1,1,131071,0.6\n");
+  const PublishedTables t = read_published_table(path);
+  ASSERT_EQ(t.runs.size(), 2u);  // one run per (GPU, table)
+  const Measurement& ctx = t.runs[0].rows[0];
+  EXPECT_EQ(ctx.op_class, "msa_attention");
+  EXPECT_NEAR(ctx.median_ns, 1.5e6, 1e-6);
+  // 64 heads, 4 KV heads: projection parameters 6,144 x (8,192 + 1,024 + 512 + 128) + 8,192 x 6,144 = 110,886,912;
+  // 2,048 tokens seeing 1,024 keys on average, all attended (under 16 x 128)
+  EXPECT_DOUBLE_EQ(ctx.flops, 2.0 * 2048 * 110886912 + 2.0 * 2048 * 4 * 128 * 1024 + 4.0 * 2048 * 64 * 128 * 1024);
+  const StepOp a = row_op(ctx);
+  EXPECT_STREQ(a.grid_variant, "bf16_prefill");
+  EXPECT_EQ(a.shape.dims, 4);
+  EXPECT_DOUBLE_EQ(a.shape.v[1], 2048);
+  EXPECT_DOUBLE_EQ(a.shape.v[3], 64);
+  const Measurement& dec = t.runs[1].rows[0];
+  // 8 heads, 1 KV head: parameters 6,144 x 1,536 + 1,024 x 6,144 = 15,728,640; each of 64 sequences sees
+  // 131,072 keys, the indexer scores all of them, attention reads 2,048
+  EXPECT_DOUBLE_EQ(dec.flops, 2.0 * 64 * 15728640 + 2.0 * 64 * 128 * 131072 + 4.0 * 64 * 8 * 128 * 2048);
+  // weights (fp8) + activations 64 x 7,168 x 4 + per sequence every bf16 index key and 2,048 fp8 K/V
+  // tokens + the inserts 64 x (256 + 256)
+  EXPECT_DOUBLE_EQ(dec.bytes, 15728640.0 + 64.0 * 7168 * 4 + 64.0 * (131072.0 * 256 + 256.0 * 2048) + 64.0 * 512);
+  const StepOp b = row_op(dec);
+  EXPECT_STREQ(b.grid_variant, "fp8_decode");
+  EXPECT_DOUBLE_EQ(b.shape.v[1], 131071);
+  // a head count no TP <= 8 deployment of the model has is refused, naming the column
+  const std::string bad = write("aiconfigurator_msa_module_vllm_h100_h200_b200.csv",
+                                head + "h200_sxm,VLLM,0.24.0,msa_context_module,K,x,MiniMaxM3ForCausalLM,bfloat16,"
+                                       "fp8,fp8_block,128,1,64,1,0,0.1\n");
+  EXPECT_THROW(read_published_table(bad), ConfigError);
+}
+
 TEST(PublishedImportMixers, Mamba2SameShapeOnceAndVllmEagerLeftOut) {
   const std::string mamba = write(
       "aiconfigurator_mamba2_trtllm_h100_h200_b200.csv",

@@ -47,6 +47,9 @@ TEST(PublishedProfile, OneProfilePerGpuWithTables) {
         << id;
     EXPECT_EQ(p.at(OpClass::kDsv4Attention).grids.size(), 8u) << id;
     EXPECT_NE(p.at(OpClass::kMhc).source.find("DeepSeek-V4 hyper-connections"), std::string::npos) << id;
+    // MiniMax-M3: the sparse attention modules, a grid per KV dtype and phase
+    EXPECT_NE(p.at(OpClass::kMsaAttention).source.find("MiniMax-M3 sparse attention modules"), std::string::npos) << id;
+    EXPECT_EQ(p.at(OpClass::kMsaAttention).grids.size(), 4u) << id;
   }
   for (const char* id : {"a100-80gb", "l40s"}) {
     EXPECT_EQ(published_profile(id)->at(OpClass::kMlaDecode).source, "datasheet") << id;

@@ -61,6 +61,10 @@ StepOp kda_row_op(bool prefill, int64_t batch, int64_t seq_len, int64_t heads, i
 // sequence (1: decode) after `past` cached ones, `heads` on the timed GPU of the model with
 // `native_heads` (64: V4-Flash's geometry, 128: V4-Pro's); fp8 block projections, as collected.
 StepOp dsv4_row_op(bool csa, int64_t batch, int64_t isl, int64_t past, int64_t native_heads, int64_t heads);
+// A MiniMax sparse attention module row (README §7d): `isl` new tokens per sequence (1: decode) after
+// `past` cached ones, `heads` query heads on the timed GPU (KV heads max(1, heads / 16), as collected),
+// bf16 or fp8 KV, fp8 block projections; MiniMax-M3's geometry.
+StepOp msa_row_op(int64_t batch, int64_t isl, int64_t past, int64_t heads, bool fp8_kv);
 // A DeepSeek-V4 hyper-connection row (README §7f): `pre` or post over `tokens`, both sites.
 StepOp mhc_row_op(bool pre, int64_t tokens, int hc_mult, int64_t hidden);
 // DeepSeek sparse-attention kernel rows (README §7c): `batch` requests of `isl` query tokens after

@@ -119,6 +119,33 @@ StepOp dsv4_attention_op(bool prefill, int compress_ratio, const CompressedAtten
 // Shape {tokens, hidden}; variant "pre" / "post".
 StepOp mhc_op(bool pre, double tokens, int hc_mult, int64_t hidden);
 
+// MiniMax sparse attention (MiniMax-M3's sparse layers), whole model.
+struct MsaDims {
+  int64_t hidden = 0;
+  int64_t heads = 0;       // query heads
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t index_dim = 0;   // one index key per token (replicated on every GPU); index query heads = KV heads
+  int64_t block = 0;       // sparse block, tokens
+  int64_t topk_blocks = 0;
+};
+
+// One sparse layer's whole attention module on one GPU, as vLLM's MiniMaxM3SparseAttention runs it and
+// the published module table times it (README §7d): the fused q/k/v/index-q/index-k projection (fp8
+// block weights as collected, else 16-bit), per-head norms, partial RoPE and the paged K/V and index-key
+// inserts, the indexer (a dot product with every cached index key, max per block, top `topk_blocks`
+// blocks per KV head), block-sparse GQA attention over the selected blocks and o_proj. `context` is
+// the summed cached prefix of the prefill chunks, or the summed past of the decode sequences (the new
+// token excluded). KV heads per GPU max(1, kv_heads x heads / d.heads).
+//   FLOPs 2·tokens·(projection parameters) + 2·tokens·kv_heads·index_dim·seen
+//         + 4·tokens·heads·head_dim·min(seen, topk_blocks·block)
+//   bytes weights + tokens·(hidden + heads·head_dim)·2·2 + every cached index key (bf16) + the selected
+//         K/V (at the KV dtype) + the cache inserts
+// Shape prefill {sequences, new tokens, cached tokens, heads} and decode {sequences, past tokens, heads}
+// per sequence; variant "<bf16|fp8>_<prefill|decode>" by the KV dtype.
+StepOp msa_attention_op(bool prefill, const MsaDims& d, int64_t heads, double sequences, double tokens, double context,
+                        bool fp8_kv, bool fp8_weights);
+
 // Causal conv1d over `channels` (Mamba-2: d_inner + 2·n_groups·d_state) with kernel d_conv:
 // prefill causal_conv1d_fn, decode causal_conv1d_update (reads and writes the (d_conv - 1)-token state).
 //   FLOPs 2·tokens·channels·d_conv, bytes 2·tokens·channels·2 + 2·sequences·(d_conv - 1)·channels·2

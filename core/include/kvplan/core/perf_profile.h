@@ -55,8 +55,10 @@ enum class OpClass {
   // DeepSeek-V4:
   kDsv4Attention,     // one layer's whole attention module (projections, compressor, indexer, sparse MLA), as vLLM runs it
   kMhc,               // manifold hyper-connections: a layer's mixing before (pre) or after (post) its two sublayers
+  // MiniMax-M3:
+  kMsaAttention,      // one sparse layer's whole attention module (projections, indexer, top-k blocks, sparse GQA)
 };
-inline constexpr std::size_t kNumOpClasses = 22;
+inline constexpr std::size_t kNumOpClasses = 23;
 std::string_view op_class_name(OpClass c);  // "gemm", "moe_gemm", "attention_prefill", ...
 // Parses a name written by op_class_name; throws ConfigError naming `what`.
 OpClass parse_op_class(std::string_view name, std::string_view what);
@@ -94,6 +96,7 @@ struct EfficiencyCurve {
 //   dsv4_attention:    prefill {sequences, new tokens per sequence, cached tokens per sequence, heads per GPU};
 //                      decode {sequences, past tokens per sequence, heads per GPU}
 //   mhc:               {tokens, hidden}
+//   msa_attention:     as dsv4_attention
 //   conv1d:            {sequences, tokens per sequence, channels per GPU}
 // Other classes have no grid (dims 0).
 struct OpShape {
