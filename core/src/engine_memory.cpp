@@ -10,6 +10,7 @@
 
 #include "kvplan/core/error.h"
 #include "kvplan/core/limits.h"
+#include "kvplan/core/minimax_m3_cache.h"
 #include "kvplan/core/number_text.h"
 #include "kvplan/core/sglang_swa.h"
 #include "kvplan/core/sglang_dsv4_pool.h"
@@ -235,6 +236,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
           "vLLM {} predates DeepSeek-V4 support; its pool is sized by the 0.25 / 0.26 allocator rules", v.text()));
     }
   }
+  apply_msa_engine_rules(m, c, s, plan.notes);  // MiniMax-M3 (minimax_m3_cache.h)
   KvLayout layout = build_kv_layout(m, s, p, stage);
   if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10) && !dsv4) {
     // Attention and recurrent-state layers share one page size (vllm_profile.h VllmHybridPages).
@@ -622,6 +624,7 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
       plan.notes.push_back(fmt::format("SGLang keeps every layer at full length in one pool here: {}", why));
     }
   }
+  round_msa_sglang_pool(m, c, plan);  // MiniMax-M3 (minimax_m3_cache.h)
   plan.printed_kv_tokens = plan.kv_cache_tokens;
   if (c.engine == Engine::kVllm && v1 && v.at_least(0, 20) && plan.max_model_len > 0) {
     // vLLM >= 0.20 prints the pool as int(maximum concurrency x max_model_len) (PR #38364; a 0.19.1

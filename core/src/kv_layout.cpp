@@ -111,6 +111,33 @@ std::vector<CompressedCache> compressed_attention_caches(const CompressedAttenti
   return out;
 }
 
+// MiniMax-M3's index key cache (MsaShape), one more layer of the group "msa_index_keys": one key
+// of index_head_dim per token per MSA layer, replicated on every tensor-parallel rank
+// (MinimaxM3QKVParallelLinearWithIndexer), in bf16 whatever the KV dtype: vLLM's
+// AttentionConfig.indexer_kv_dtype defaults to "bf16" and --kv-cache-dtype changes only K and V;
+// SGLang builds MiniMaxSparseKVPool's index_k_pool with index_dtype = the model dtype. Both engines
+// page it with K and V under one block table (vLLM UniformTypeKVCacheSpecs, SGLang one token
+// pool), so a token's bytes simply add up: 57 x 128 x 2 = 14,592 B per token for M3.
+void add_msa_index_keys(const ModelConfig& m, std::vector<std::pair<GroupKey, KvLayerGroup>>& groups,
+                        std::vector<const AttentionShape*>& shapes) {
+  const GroupKey key{LayerKind::kFullAttention, 0, 0, KvCachePart::kIndexerKeys};
+  auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return !(e.first < key) && !(key < e.first); });
+  if (it == groups.end()) {
+    KvLayerGroup g;
+    g.name = "msa_index_keys";
+    g.kind = LayerKind::kFullAttention;
+    g.part = KvCachePart::kIndexerKeys;
+    g.heads_per_gpu = 1;
+    g.elements_per_token = m.msa.index_head_dim;
+    g.indexer_bytes_per_token = int64_t{m.msa.index_head_dim} * 2;
+    g.bytes_per_token = static_cast<double>(g.indexer_bytes_per_token);
+    g.bytes_per_token_16bit = g.indexer_bytes_per_token;
+    it = groups.insert(groups.end(), {key, std::move(g)});
+    shapes.push_back(&m.attention);
+  }
+  it->second.num_layers += 1;
+}
+
 }  // namespace
 
 KvLayout::KvLayout(KvScheme scheme, std::vector<KvLayerGroup> groups)
@@ -289,6 +316,7 @@ KvLayout build_kv_layout(const ModelConfig& m, const KvScheme& s, const Parallel
       }
       continue;
     }
+    if (layer.msa_indexer && i >= first && i < last) add_msa_index_keys(m, groups, shapes);
     bool stores_per_token = holds_kv_per_token(layer.kind);
     // a layer reads another's KV under cross-layer sharing (the scheme) or by construction (Gemma-4's
     // kv-shared layers)

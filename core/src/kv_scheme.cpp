@@ -158,6 +158,23 @@ void validate(const KvScheme& s, const Parallelism& p, const ModelConfig& m) {
                       a.num_heads, a.o_groups, m.id));
     }
   }
+  if (m.msa.index_head_dim > 0) {
+    // MiniMax-M3: vLLM and SGLang keep its K and V in the model dtype or fp8 and its index keys in
+    // bf16; kvplan's research schemes would change one cache and not the other, or drop tokens the
+    // indexer scores, so no layout for them is known.
+    if (s.kv_dtype != DType::kBF16 && s.kv_dtype != DType::kF16 && !is_fp8(s.kv_dtype)) {
+      bad("kv-cache-dtype", std::string(dtype_name(s.kv_dtype)),
+          fmt::format("must be bf16, fp16 or fp8 for the MiniMax-M3 model '{}': the engines serve its sparse attention "
+                      "with those KV caches only (the index keys stay bf16)",
+                      m.id));
+    }
+    if (s.eviction != Eviction::kNone || s.low_rank > 0 || s.cross_layer_share > 1) {
+      bad("kv-scheme", "eviction / low-rank / cross-layer sharing",
+          fmt::format("does not apply to the MiniMax-M3 model '{}': its indexer scores every cached token's index key "
+                      "and no engine runs it with such a cache",
+                      m.id));
+    }
+  }
   if (count(LayerKind::kMamba2) > 0 && m.mamba.num_heads % tp != 0) {
     bad("tensor-parallel-size", std::to_string(tp),
         fmt::format("must divide the {} Mamba-2 heads of model '{}'", m.mamba.num_heads, m.id));

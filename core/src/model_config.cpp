@@ -136,6 +136,7 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"minimax", internal::parse_minimax},
       {"minimax_m1", internal::parse_minimax},
       {"minimax_m2", internal::parse_minimax_m2},
+      {"minimax_m3", internal::parse_minimax_m3},
       {"nemotron_h", internal::parse_nemotron_h},
       {"minimax_text_01", internal::parse_minimax},
       {"mistral", parse_llama},
@@ -169,7 +170,9 @@ const char* not_yet_modelled(std::string_view type) {
   static const std::vector<std::pair<std::string_view, const char*>> table = {
       {"kimi_k3", "Kimi-K3's additions to its kimi_linear language model (attention residual blocks, latent experts, "
                   "SiTU, gated MLA) are not enumerated yet"},
-      {"minimax_m3", "MiniMax-M3's sparse attention is not modelled yet"},
+      {"minimax_m3_vl", "MiniMax-M3's vision tower (vision_config, multi_modal_projector, patch_merge_mlp) is not "
+                        "enumerated yet; its language model is: give text_config alone (model_type minimax_m3, the "
+                        "minimax-m3 preset)"},
   };
   for (const auto& [name, why] : table) {
     if (name == type) return why;

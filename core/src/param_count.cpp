@@ -39,6 +39,10 @@ struct Tensor {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// MiniMax-M3: the router's gate and score bias are fp32 in the checkpoint whatever the weight dtype
+// (vLLM GateLinear in fp32; the recipe's "F32: 46.3M" = 57 x (128 x 6,144 + 128) + the patch embed).
+bool fp32_router(const ModelConfig& m) { return m.model_type == "minimax_m3"; }
+
 // Family-specific module prefixes, so ignore lists written against Hugging Face names match.
 struct ModuleNames {
   const char* layers = "model.layers";
@@ -56,7 +60,7 @@ ModuleNames names_for(const ModelConfig& m) {
     n.experts = "block_sparse_moe.experts.0";
     n.shared = "block_sparse_moe.shared_experts";
   }
-  if (t == "minimax_m2") {
+  if (t == "minimax_m2" || t == "minimax_m3") {
     n.experts = "block_sparse_moe.experts.0";
     n.shared = "block_sparse_moe.shared_experts";
   }
@@ -107,7 +111,7 @@ class TensorList {
  public:
   TensorList(const ModelConfig& m, const Parallelism& p, bool pad_vocab, Emit& emit)
       : m_(m), tp_(p.tensor_parallel), ep_(p.expert_parallel_size()), pad_vocab_(pad_vocab),
-        fused_experts_(m.model_type == "gpt_oss"), emit_(emit) {}
+        fused_experts_(m.model_type == "gpt_oss"), fp32_router_(fp32_router(m)), emit_(emit) {}
 
   void add(const Tensor& t) { emit_(t); }
 
@@ -228,6 +232,20 @@ class TensorList {
            false);
     mat(Part::kAttention, a.index_num_heads, h);  // weights_proj
     compressor(a.index_head_dim, 2);
+  }
+
+  // MiniMax-M3's MSA indexer (vLLM minimax_m3 MinimaxM3QKVParallelLinearWithIndexer, fused into
+  // qkv_proj): index_q_proj of one index head per KV head, sharded like them (a replicated one per
+  // rank when there are fewer heads than ranks), index_k_proj one shared key replicated on every
+  // rank, and a per-head norm on each.
+  void msa_indexer() {
+    const MsaShape& a = m_.msa;
+    const int64_t heads = a.index_num_heads >= tp_ ? a.index_num_heads / tp_ : 1;
+    const Module mod = Module::kAttention;
+    linear(Part::kAttention, mod, "self_attn.index_q_proj", heads * a.index_head_dim, m_.hidden_size, false);
+    linear(Part::kAttention, mod, "self_attn.index_k_proj", a.index_head_dim, m_.hidden_size, false);
+    vec(Part::kAttention, a.index_head_dim);  // index_q_norm
+    vec(Part::kAttention, a.index_head_dim);  // index_k_norm
   }
 
   // DeepSeek-V4's per-layer extras: the two hyper-connection sites' fp32 mixing (fn [(2+hc) hc,
@@ -365,8 +383,13 @@ class TensorList {
         }
         linear(Part::kExperts, Module::kExperts, "experts.down_proj", eh, width, false, copies);
         if (s.expert_bias) vec(Part::kExperts, eh, copies);
-        mat(Part::kRouter, s.num_experts, h);
-        if (s.router_bias) vec(Part::kRouter, s.num_experts);
+        if (fp32_router_) {
+          fixed(Part::kRouter, s.num_experts, h, 4);
+          if (s.router_bias) fixed(Part::kRouter, s.num_experts, 1, 4);
+        } else {
+          mat(Part::kRouter, s.num_experts, h);
+          if (s.router_bias) vec(Part::kRouter, s.num_experts);
+        }
         if (s.router_scales) {
           vec(Part::kRouter, h);              // router.scale
           vec(Part::kRouter, s.num_experts);  // router.per_expert_scale
@@ -388,7 +411,10 @@ class TensorList {
     switch (l.kind) {
       case LayerKind::kFullAttention:
       case LayerKind::kSlidingAttention:
-      case LayerKind::kChunkedAttention: attention(layer_attention(m_, l)); break;
+      case LayerKind::kChunkedAttention:
+        attention(layer_attention(m_, l));
+        if (l.msa_indexer) msa_indexer();
+        break;
       case LayerKind::kMla: mla(); break;
       case LayerKind::kMamba1: mamba1(); break;
       case LayerKind::kMamba2: mamba2(); break;
@@ -621,6 +647,7 @@ class TensorList {
   int ep_;
   bool pad_vocab_;
   bool fused_experts_;
+  bool fp32_router_;  // fp32_router(): the router's tensors stored at 4 B
   Emit& emit_;
   int layer_ = -1;
 };
@@ -798,8 +825,9 @@ std::vector<uint8_t> quantized_module_mask(const ModelConfig& m, const WeightFor
 }
 
 int64_t weight_bytes_total(const ModelConfig& m, const WeightFormat& f, const ParamCount& counted) {
-  // A model with tensors of their own width (DeepSeek-V4's fp32 and int64 ones) is enumerated too.
-  if (f.quant.quantized() || m.compressed.hc_mult > 0) return weight_bytes_total(m, f);
+  // A model with tensors of their own width (DeepSeek-V4's fp32 and int64 ones, MiniMax-M3's fp32
+  // router) is enumerated too.
+  if (f.quant.quantized() || m.compressed.hc_mult > 0 || fp32_router(m)) return weight_bytes_total(m, f);
   return counted.total() * plain_bytes_per_element(f);
 }
 

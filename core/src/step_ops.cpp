@@ -667,6 +667,14 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
 StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
                                StepOpsOptions options)
     : model_(&model), layout_(&layout), parallel_(parallel), options_(std::move(options)) {
+  if (model.msa.index_head_dim > 0) {
+    throw ConfigError(fmt::format(
+        "model '{}': MiniMax-M3's step costs are not modelled yet: its sparse attention layers (the fused q / k / v / "
+        "index projection, the indexer that scores every cached index key and picks {} blocks of {} tokens per KV "
+        "head, attention over those blocks) have no fitted operator class, so kvplan gives no step time, latency or "
+        "SLO capacity for it; `kvplan memory` answers its weights, caches and engine pool exactly",
+        model.id, model.msa.topk_blocks, model.msa.block_size));
+  }
   const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
                                                    options_.pipeline_stage);
   // Layer types: consecutive or not, layers with the same key share one op list.

@@ -163,9 +163,25 @@ int64_t layer_page_bytes(const KvLayout& layout, const KvLayerGroup& g) {
   return static_cast<int64_t>(std::ceil(g.bytes_per_token * layout.block_tokens(g)));
 }
 
+// vLLM's UniformTypeKVCacheSpecs (kv_cache_interface.py, kv_cache_utils.py get_kv_cache_groups):
+// when every layer's spec is a FullAttentionSpec (MLAAttentionSpec included) of one block size, all
+// layers form ONE KV cache group whose block holds each layer's page, whatever the page sizes, so
+// neither page unification nor the hybrid grouping applies. Several full-attention groups arise
+// only from MiniMax-M3 (its K / V and its index keys, kv_layout.cpp).
+bool vllm_uniform_full_attention(const KvLayout& layout) {
+  int full = 0;
+  for (const KvLayerGroup& g : layout.groups()) {
+    if (g.num_layers == 0) continue;
+    if (g.kind != LayerKind::kFullAttention || layout.block_tokens(g) != layout.scheme().tokens_per_block) return false;
+    ++full;
+  }
+  return full > 1;
+}
+
 }  // namespace
 
 int64_t vllm_v1_unify_attention_pages(KvLayout& layout) {
+  if (vllm_uniform_full_attention(layout)) return 0;
   int64_t largest = 0;
   bool differ = false;
   for (const KvLayerGroup& g : layout.groups()) {
@@ -195,6 +211,7 @@ int64_t vllm_v1_unify_attention_pages(KvLayout& layout) {
 
 VllmKvGroups vllm_v1_kv_groups(const KvLayout& layout) {
   VllmKvGroups out;
+  if (vllm_uniform_full_attention(layout)) return out;
   std::vector<int> counts;
   int64_t attention_page = -1;
   for (const KvLayerGroup& g : layout.groups()) {

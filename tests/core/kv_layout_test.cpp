@@ -538,7 +538,9 @@ TEST(Paged, AllocationNeverSmallerThanExactBytes) {
       const bool dsa_unsupported = m.mla.index_topk > 0 && (name != "bf16" && name != "fp8");
       // DeepSeek-V4 has only the engines' fp8 layout (DeepseekV4.RefusesWhatItDoesNotRead)
       const bool dsv4_unsupported = m.count_layers(LayerKind::kCompressedAttention) > 0 && name != "fp8";
-      if (dsa_unsupported || dsv4_unsupported) {
+      // MiniMax-M3 has only the engines' 16-bit and fp8 K / V (MiniMaxM3.RefusesWhatItDoesNotRead)
+      const bool msa_unsupported = m.msa.index_head_dim > 0 && (name != "bf16" && name != "fp8");
+      if (dsa_unsupported || dsv4_unsupported || msa_unsupported) {
         EXPECT_THROW(build_kv_layout(m, scheme, Parallelism{}), ConfigError) << m.id << " " << name;
         continue;
       }

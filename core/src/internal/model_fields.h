@@ -77,6 +77,7 @@ ModelConfig parse_mamba2(const JsonFields& f, ModelConfig m);
 ModelConfig parse_qwen3_next(const JsonFields& f, ModelConfig m);
 ModelConfig parse_minimax(const JsonFields& f, ModelConfig m);
 ModelConfig parse_minimax_m2(const JsonFields& f, ModelConfig m);
+ModelConfig parse_minimax_m3(const JsonFields& f, ModelConfig m);
 ModelConfig parse_qwen3_5_text(const JsonFields& f, ModelConfig m);
 ModelConfig parse_nemotron_h(const JsonFields& f, ModelConfig m);
 ModelConfig parse_kimi_linear(const JsonFields& f, ModelConfig m);

@@ -22,7 +22,8 @@ namespace kvplan {
 // What a group's layers cache. DeepSeek-V4's attention (LayerKind::kCompressedAttention) keeps
 // several caches per layer, each a group of its own: its sliding window and compressed latents
 // (kKv), the indexer's compressed keys, and the compressors' fp32 state over the tokens not yet
-// pooled (a sliding window of coff x ratio tokens).
+// pooled (a sliding window of coff x ratio tokens). MiniMax-M3's MSA layers cache an index key per
+// token beside K and V: the group "msa_index_keys" (kFullAttention, kIndexerKeys).
 enum class KvCachePart { kKv, kIndexerKeys, kCompressorState, kIndexerCompressorState };
 
 struct KvLayerGroup {

@@ -88,6 +88,23 @@ struct MlaShape {
   int index_topk = 0;
 };
 
+// MiniMax-M3 sparse attention (MSA; vLLM models/minimax_m3 MiniMaxM3SparseAttention, SGLang
+// MiniMaxSparseKVPool). A layer with LayerSpec::msa_indexer is softmax GQA (ModelConfig::attention)
+// whose query reads only topk_blocks blocks of block_size tokens per KV head: index_q_proj
+// (index_num_heads x index_head_dim, sharded like the KV heads) scores every cached index key,
+// max-pooled per block; the local_blocks newest and init_blocks first blocks are always read.
+// index_k_proj writes ONE key of index_head_dim per token, replicated on every tensor-parallel
+// rank and cached beside K and V in the model dtype (bf16) whatever the KV dtype. M3 disables the
+// index value branch (sparse_disable_index_value), so no index V is cached.
+struct MsaShape {
+  int index_num_heads = 0;
+  int index_head_dim = 0;  // 0: no MSA layers
+  int topk_blocks = 0;
+  int block_size = 0;      // tokens per scored block; the engines' KV page must equal it
+  int init_blocks = 0;
+  int local_blocks = 0;
+};
+
 // DeepSeek-V4 attention (deepseek_v4; the official inference/model.py Attention, Compressor and
 // Indexer): queries from a q LoRA (wq_a, q_norm, wq_b to num_heads x head_dim), one shared K = V
 // head of head_dim (wkv, kv_norm; the last rope_dim dims rotated), one sink logit per head, and a
@@ -194,6 +211,9 @@ struct LayerSpec {
   // DeepSeek-V4 (kCompressedAttention): tokens per compressed latent, 0 for a sliding-window-only
   // layer (config compress_ratios).
   int compress_ratio = 0;
+  // MiniMax-M3 (a kFullAttention layer): this layer carries the MSA indexer and caches its index
+  // keys (ModelConfig::msa; config sparse_attention_config.sparse_attention_freq).
+  bool msa_indexer = false;
 };
 
 // A vision encoder whose weights a multimodal checkpoint carries (engines load it on every rank).
@@ -271,6 +291,7 @@ struct ModelConfig {
   std::string declared_state_dtype_field;  // the config key it was read from, e.g. "mamba_ssm_dtype"
   AttentionShape attention;
   MlaShape mla;
+  MsaShape msa;  // MiniMax-M3's sparse attention indexer (layers with LayerSpec::msa_indexer)
   CompressedAttentionShape compressed;
   LinearAttentionShape linear;
   MambaShape mamba;
