@@ -148,8 +148,9 @@ MoeRouting parse_moe_routing(std::string_view text, std::string_view what) {
 
 MoeRouting default_moe_routing(const ModelConfig& model) {
   // DeepSeek-V4 too (aiconfigurator sdk/models/deepseek_v4.py: power_law_alpha 1.01)
-  const bool deepseek_style =
-      model.count_layers(LayerKind::kMla) > 0 || model.count_layers(LayerKind::kCompressedAttention) > 0;
+  // MiniMax-M3 too (sdk/models/minimax_m3.py: power_law 1.01)
+  const bool deepseek_style = model.count_layers(LayerKind::kMla) > 0 ||
+                              model.count_layers(LayerKind::kCompressedAttention) > 0 || model.msa.index_head_dim > 0;
   const bool hybrid = model.count_layers(LayerKind::kLinearAttention) + model.count_layers(LayerKind::kMamba2) > 0;
   return deepseek_style || hybrid ? MoeRouting::kPowerLaw101 : MoeRouting::kPowerLaw12;
 }

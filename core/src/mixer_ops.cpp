@@ -244,6 +244,18 @@ StepOp mhc_op(bool pre, double tokens, int hc_mult, int64_t hidden) {
   return op;
 }
 
+MsaDims msa_dims(const ModelConfig& m) {
+  MsaDims d;
+  d.hidden = m.hidden_size;
+  d.heads = m.attention.num_q_heads;
+  d.kv_heads = m.attention.num_kv_heads;
+  d.head_dim = m.attention.head_dim;
+  d.index_dim = m.msa.index_head_dim;
+  d.block = m.msa.block_size;
+  d.topk_blocks = m.msa.topk_blocks;
+  return d;
+}
+
 StepOp msa_attention_op(bool prefill, const MsaDims& d, int64_t heads, double sequences, double tokens, double context,
                         bool fp8_kv, bool fp8_weights) {
   const double H = static_cast<double>(heads), hd = static_cast<double>(d.head_dim), h = static_cast<double>(d.hidden);

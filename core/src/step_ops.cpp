@@ -38,9 +38,10 @@ struct LayerKey {
   MlpShape mlp;
   uint8_t quant_mask;
   int compress_ratio = 0;  // DeepSeek-V4: CSA, HCA and window-only layers cost differently
+  bool msa_indexer = false;  // MiniMax-M3: sparse and dense attention layers cost differently
   bool operator==(const LayerKey& o) const {
     return kind == o.kind && window == o.window && shared == o.shared && mlp == o.mlp &&
-           quant_mask == o.quant_mask && compress_ratio == o.compress_ratio;
+           quant_mask == o.quant_mask && compress_ratio == o.compress_ratio && msa_indexer == o.msa_indexer;
   }
 };
 
@@ -303,6 +304,29 @@ class Builder {
     push(mhc_op(false, T_, a.hc_mult, h_));
   }
 
+  // MiniMax-M3's sparse attention layer: the whole module as one op per phase (the published table's
+  // unit: projections, norms, RoPE, K / V and index-key inserts, indexer, top-k blocks, sparse GQA,
+  // o_proj; mixer_ops.h msa_attention_op).
+  void msa_layer() {
+    const AttentionShape& a = m_.attention;
+    const MsaDims d = msa_dims(m_);
+    module(kQuantAttention);
+    const GroupStepWork* w = work();
+    const int64_t heads = a.num_q_heads / tp_;
+    const bool fp8_kv = is_fp8(layout_.scheme().kv_dtype);
+    const bool fp8_weights = quantized_now() && is_fp8(o_.gemm_dtype);
+    if (Tp_ > 0 && w != nullptr) {
+      mark_attention();
+      push(msa_attention_op(true, d, heads, static_cast<double>(s_.prefill_sequences), Tp_,
+                            static_cast<double>(w->prefill_kv_tokens) - Tp_, fp8_kv, fp8_weights));
+    }
+    if (Td_ > 0 && w != nullptr) {
+      mark_attention();
+      push(msa_attention_op(false, d, heads, static_cast<double>(s_.decode_sequences), Td_,
+                            static_cast<double>(w->decode_tokens) - Td_, fp8_kv, fp8_weights));
+    }
+  }
+
   // Recurrent state read and written once per sequence per step (prefill chunk or decode).
   double state_traffic(double sequences) const { return 2.0 * sequences * static_cast<double>(group().state_bytes_per_request); }
 
@@ -549,6 +573,11 @@ class Builder {
     norms("attn_norm", attn_norms);
     switch (l.kind) {
       case LayerKind::kFullAttention:
+        if (l.msa_indexer) {
+          msa_layer();
+          break;
+        }
+        [[fallthrough]];
       case LayerKind::kSlidingAttention:
       case LayerKind::kChunkedAttention: attention_layer(layer_attention(m_, l)); break;
       case LayerKind::kMla: mla_layer(); break;
@@ -667,14 +696,6 @@ StepOps build_step_ops(const ModelConfig& model, const KvLayout& layout, const P
 StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout, const Parallelism& parallel,
                                StepOpsOptions options)
     : model_(&model), layout_(&layout), parallel_(parallel), options_(std::move(options)) {
-  if (model.msa.index_head_dim > 0) {
-    throw ConfigError(fmt::format(
-        "model '{}': MiniMax-M3's step costs are not modelled yet: its sparse attention layers (the fused q / k / v / "
-        "index projection, the indexer that scores every cached index key and picks {} blocks of {} tokens per KV "
-        "head, attention over those blocks) have no fitted operator class, so kvplan gives no step time, latency or "
-        "SLO capacity for it; `kvplan memory` answers its weights, caches and engine pool exactly",
-        model.id, model.msa.topk_blocks, model.msa.block_size));
-  }
   const auto [first, last] = pipeline_stage_layers(model.num_layers(), parallel.pipeline_parallel,
                                                    options_.pipeline_stage);
   // Layer types: consecutive or not, layers with the same key share one op list.
@@ -688,7 +709,7 @@ StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout,
     const bool windowed = l.kind == LayerKind::kSlidingAttention || l.kind == LayerKind::kChunkedAttention;
     const uint8_t mask = options_.quant_mask.empty() ? (options_.weights.quant.quantized() ? kQuantAll : uint8_t{0})
                                                      : options_.quant_mask[static_cast<size_t>(i)];
-    LayerKey key{l.kind, windowed ? l.window_tokens : 0, shared, l.mlp, mask, l.compress_ratio};
+    LayerKey key{l.kind, windowed ? l.window_tokens : 0, shared, l.mlp, mask, l.compress_ratio, l.msa_indexer};
     auto it = std::find(keys.begin(), keys.end(), key);
     int type = static_cast<int>(it - keys.begin());
     if (it == keys.end()) {

@@ -6,7 +6,9 @@
 // index keys 128 wide, vocab 200,064, untied head); the arithmetic is beside each.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,9 +16,12 @@
 #include "kvplan/core/error.h"
 #include "kvplan/core/gpu_spec.h"
 #include "kvplan/core/kv_layout.h"
+#include "kvplan/core/mixer_ops.h"
 #include "kvplan/core/model_config.h"
+#include "kvplan/core/op_time.h"
 #include "kvplan/core/param_count.h"
 #include "kvplan/core/presets.h"
+#include "kvplan/core/published_profiles.h"
 #include "kvplan/core/step_ops.h"
 #include "config_refusal.h"
 
@@ -161,15 +166,64 @@ TEST(MiniMaxM3, EnginePoolsPageBothCachesWithOneBlockTable) {
   EXPECT_THROW(plan_memory(m, resolve_gpu("h200"), scheme(DType::kBF16), tp(8), serving(Engine::kStatic)), ConfigError);
 }
 
-TEST(MiniMaxM3, StepCostsAreRefused) {
+// A step's operators: the 57 MSA layers price their attention as one module op per phase (class
+// msa_attention), the three dense layers as ordinary GQA attention.
+TEST(MiniMaxM3, StepOperatorsPerLayerType) {
   const ModelConfig m = resolve_model("minimax-m3");
   const KvLayout layout = build_kv_layout(m, scheme(DType::kBF16), tp(8));
-  try {
-    StepOpsBuilder builder(m, layout, tp(8), StepOpsOptions{});
-    ADD_FAILURE() << "MiniMax-M3 step ops were built";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("sparse attention"), std::string::npos) << e.what();
+  StepShape shape;
+  shape.prefill_tokens = 2048;
+  shape.prefill_sequences = 1;
+  shape.decode_sequences = 8;
+  shape.emitting_sequences = 9;
+  shape.groups.resize(layout.groups().size());
+  for (size_t g = 0; g < layout.groups().size(); ++g) {
+    shape.groups[g].prefill_kv_tokens = 2048 + 1000;  // a 1,000-token cached prefix
+    shape.groups[g].decode_tokens = 8 * 4097;         // 4,096 past tokens each, plus the new one
+    shape.groups[g].decode_tokens_max = 4097;
   }
+  StepOps ops;
+  StepOpsBuilder(m, layout, tp(8), StepOpsOptions{}).build(shape, ops);
+  ASSERT_EQ(ops.types.size(), 2u);  // dense layers 0-2, MSA + MoE layers 3-59
+  int modules = 0;
+  for (const StepOp& op : ops.ops) {
+    if (op.op_class != OpClass::kMsaAttention) continue;
+    ++modules;
+    const std::string variant = op.grid_variant;
+    if (variant == "bf16_prefill") {
+      EXPECT_EQ(op.shape.dims, 4);
+      EXPECT_DOUBLE_EQ(op.shape.v[1], 2048);  // new tokens per sequence
+      EXPECT_DOUBLE_EQ(op.shape.v[2], 1000);  // cached
+      EXPECT_DOUBLE_EQ(op.shape.v[3], 8);     // 64 query heads / TP 8
+    } else {
+      EXPECT_EQ(variant, "bf16_decode");
+      EXPECT_DOUBLE_EQ(op.shape.v[1], 4096);  // past, the new token excluded (the table's convention)
+    }
+  }
+  EXPECT_EQ(modules, 2);  // prefill and decode of the MSA type; the dense type has no module op
+  const std::vector<OpClass> dense_classes = [&] {
+    std::vector<OpClass> out;
+    const StepLayerType& t = ops.types[0];
+    for (int i = t.first_op; i < t.end_op; ++i) out.push_back(ops.ops[static_cast<size_t>(i)].op_class);
+    return out;
+  }();
+  EXPECT_NE(std::find(dense_classes.begin(), dense_classes.end(), OpClass::kAttentionPrefill), dense_classes.end());
+}
+
+// The published H200 profile prices the table's own shapes within 10% (held-out p90 3.9-5.1% on H200,
+// docs/benchmarks.md): TP 8 (8 query heads), one 2,048-token prompt, bf16 KV: 0.274 ms; 64 decode
+// sequences at 4,095 cached tokens, bf16 KV: 0.0683 ms; at 131,071, fp8 KV: 0.5543 ms
+// (data/measurements/aiconfigurator_msa_module_vllm_h100_h200_b200.csv).
+TEST(MiniMaxM3, PublishedModuleTimes) {
+  const ModelConfig m = resolve_model("minimax-m3");
+  const GpuSpec gpu = resolve_gpu("h200");
+  const OpClassProfile& c = published_profile("h200")->at(OpClass::kMsaAttention);
+  const MsaDims d = msa_dims(m);
+  EXPECT_NEAR(op_kernel_ns(c, gpu, msa_attention_op(true, d, 8, 1, 2048, 0, false, true)) / 274000.0, 1.0, 0.10);
+  EXPECT_NEAR(op_kernel_ns(c, gpu, msa_attention_op(false, d, 8, 64, 64, 64 * 4095.0, false, true)) / 68300.0, 1.0,
+              0.10);
+  EXPECT_NEAR(op_kernel_ns(c, gpu, msa_attention_op(false, d, 8, 64, 64, 64 * 131071.0, true, true)) / 554300.0, 1.0,
+              0.10);
 }
 
 TEST(MiniMaxM3, RefusesWhatItDoesNotRead) {

@@ -130,6 +130,9 @@ struct MsaDims {
   int64_t topk_blocks = 0;
 };
 
+// A model's MSA geometry (ModelConfig::attention and ::msa).
+MsaDims msa_dims(const ModelConfig& model);
+
 // One sparse layer's whole attention module on one GPU, as vLLM's MiniMaxM3SparseAttention runs it and
 // the published module table times it (README §7d): the fused q/k/v/index-q/index-k projection (fp8
 // block weights as collected, else 16-bit), per-head norms, partial RoPE and the paged K/V and index-key
