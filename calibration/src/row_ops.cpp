@@ -179,17 +179,11 @@ StepOp dsv4_row_op(bool csa, int64_t batch, int64_t isl, int64_t past, int64_t n
 StepOp msa_row_op(int64_t batch, int64_t isl, int64_t past, int64_t heads, bool fp8_kv) {
   // MiniMax-M3 (README 7d): hidden 6,144, 64 query and 4 KV heads of 128, one 128-wide index key,
   // blocks of 128 tokens, the top 16
-  MsaDims d;
-  d.hidden = 6144;
-  d.heads = 64;
-  d.kv_heads = 4;
-  d.head_dim = 128;
-  d.index_dim = 128;
-  d.block = 128;
-  d.topk_blocks = 16;
+  constexpr MsaDims kMiniMaxM3{.hidden = 6144, .heads = 64, .kv_heads = 4, .head_dim = 128, .index_dim = 128,
+                               .block = 128, .topk_blocks = 16};
   const double b = static_cast<double>(batch);
-  return msa_attention_op(isl > 1, d, heads, b, b * static_cast<double>(isl), b * static_cast<double>(past), fp8_kv,
-                          true);
+  return msa_attention_op(isl > 1, kMiniMaxM3, heads, b, b * static_cast<double>(isl), b * static_cast<double>(past),
+                          fp8_kv, true);
 }
 
 StepOp mhc_row_op(bool pre, int64_t tokens, int hc_mult, int64_t hidden) {
