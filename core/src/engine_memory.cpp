@@ -237,10 +237,17 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
     }
   }
   apply_msa_engine_rules(m, c, s, plan.notes);  // MiniMax-M3 (minimax_m3_cache.h)
+  if (m.attn_res_block_size > 0 && c.engine == Engine::kVllm && !v.at_least(0, 27)) {
+    plan.notes.push_back(fmt::format(
+        "vLLM {} predates Kimi-K3 support (0.27.0: vllm-project/vllm#50000, the recipe's min_vllm_version); its pool "
+        "is sized by this release's memory rules: pass --engine-version 0.27 or later for a release that runs it",
+        v.text()));
+  }
   KvLayout layout = build_kv_layout(m, s, p, stage);
   if (c.engine == Engine::kVllm && v1 && v.at_least(0, 10) && !dsv4) {
     // Attention and recurrent-state layers share one page size (vllm_profile.h VllmHybridPages).
-    const VllmHybridPages pages = vllm_v1_hybrid_pages(layout, gpu_is_sm100(gpu), s.tokens_per_block);
+    const VllmHybridPages pages =
+        vllm_v1_hybrid_pages(layout, gpu_is_sm100(gpu), s.tokens_per_block, vllm_mla_block_alignment(v));
     if (pages.block_tokens > 0) {
       s.tokens_per_block = pages.block_tokens;
       if (pages.page_bytes > pages.state_bytes) s.state_page_bytes = pages.page_bytes;

@@ -47,6 +47,7 @@ std::string_view vision_kind_name(VisionKind kind) {
     case VisionKind::kLlama4: return "Llama-4 ViT";
     case VisionKind::kQwen3Vl: return "Qwen3-VL ViT";
     case VisionKind::kMoonVit: return "MoonViT";
+    case VisionKind::kMoonVit2: return "MoonViT-V2";
     case VisionKind::kGemma4: return "Gemma-4 ViT";
     case VisionKind::kGemma4Audio: return "Gemma-4 audio conformer";
   }
@@ -127,6 +128,7 @@ const std::vector<std::pair<std::string, Parser>>& families() {
       {"jamba", internal::parse_jamba},
       {"kimi_k2", internal::parse_deepseek},
       {"kimi_k25", internal::parse_kimi_k25},
+      {"kimi_k3", internal::parse_kimi_k3},
       {"kimi_linear", internal::parse_kimi_linear},
       {"llama", parse_llama},
       {"llama4", internal::parse_llama4},
@@ -168,8 +170,6 @@ const std::vector<std::pair<std::string, Parser>>& families() {
 // --allow-unknown-architecture.
 const char* not_yet_modelled(std::string_view type) {
   static const std::vector<std::pair<std::string_view, const char*>> table = {
-      {"kimi_k3", "Kimi-K3's additions to its kimi_linear language model (attention residual blocks, latent experts, "
-                  "SiTU, gated MLA) are not enumerated yet"},
       {"minimax_m3_vl", "MiniMax-M3's vision tower (vision_config, multi_modal_projector, patch_merge_mlp) is not "
                         "enumerated yet; its language model is: give text_config alone (model_type minimax_m3, the "
                         "minimax-m3 preset)"},

@@ -352,22 +352,11 @@ ModelConfig parse_qwen3_vl(const JsonFields& f, ModelConfig m) {
   return m;
 }
 
-// Kimi-K2.5 (kimi_k25): the DeepSeek-V3 language model (kimi_k2) in text_config, with its own
-// quantization_config (int4 compressed-tensors experts), and the MoonViT encoder (vision_tower.*)
-// with its patch-merger projector (mm_projector.*) in vision_config.
-ModelConfig parse_kimi_k25(const JsonFields& f, ModelConfig m) {
-  json text = text_config(f, json::object());
-  const std::string text_type = text.value("model_type", std::string("kimi_k2"));
-  if (text_type != "kimi_k2" && text_type != "deepseek_v3") {
-    f.fail("text_config.model_type", text_type, "must be kimi_k2 or deepseek_v3 for a Kimi-K2.5 checkpoint");
-  }
-  JsonFields t(text, f.what() + " text_config");
-  m = wrapped_text_model(f, m, text, parse_deepseek, text_type);
-  read_quantization(t, m);
-  json holder;
-  JsonFields v = vision_fields(f, holder);
-  VisionShape& s = m.vision;
-  s.kind = VisionKind::kMoonVit;
+namespace {
+
+// The MoonViT fields Kimi-K2.5 and Kimi-K3 share: the encoder's size, the square learned position
+// grid, the square merge kernel, and a projector into the language model's width.
+void read_moonvit(const JsonFields& v, const ModelConfig& m, VisionShape& s) {
   s.hidden_size = v.positive_int("vt_hidden_size");
   s.intermediate_size = v.positive_int("vt_intermediate_size");
   s.num_layers = v.positive_int("vt_num_hidden_layers");
@@ -380,8 +369,6 @@ ModelConfig parse_kimi_k25(const JsonFields& f, ModelConfig m) {
   }
   const std::string pos = v.string_or("pos_emb_type", "divided_fixed");
   if (pos != "divided_fixed") v.fail("pos_emb_type", pos, "must be divided_fixed (learned 2D grid + fixed temporal table)");
-  const std::string projector = v.string_or("mm_projector_type", "patchmerger");
-  if (projector != "patchmerger") v.fail("mm_projector_type", projector, "must be patchmerger");
   const json merge = v.has("merge_kernel_size") ? v.raw("merge_kernel_size") : json::array({2, 2});
   if (!merge.is_array() || merge.size() != 2 || !merge[0].is_number_integer() || merge[0] != merge[1] ||
       merge[0].get<int>() <= 0) {
@@ -397,7 +384,73 @@ ModelConfig parse_kimi_k25(const JsonFields& f, ModelConfig m) {
     v.fail("text_hidden_size", std::to_string(s.out_hidden_size),
            fmt::format("must equal the language model's hidden_size={}", m.hidden_size));
   }
+}
+
+// MoonViT-V2 (Kimi-K3): the attention width qkv_hidden_size, RMSNorm, no biases, patchmergerv2.
+void read_moonvit2_encoder(const JsonFields& v, VisionShape& s) {
+  s.qkv_hidden_size = v.positive_int("qkv_hidden_size");
+  if (s.qkv_hidden_size % s.num_heads != 0) {
+    v.fail("qkv_hidden_size", std::to_string(s.qkv_hidden_size),
+           fmt::format("must be a multiple of vt_num_attention_heads={}", s.num_heads));
+  }
+  auto require = [&](std::string_view key, std::string_view want, std::string_view why) {
+    const std::string got = v.string_or(key, std::string(want));
+    if (got != want) v.fail(key, got, fmt::format("must be {} ({})", want, why));
+  };
+  require("mm_projector_type", "patchmergerv2", "the Kimi-K3 projector kvplan enumerates");
+  require("norm_type", "rmsnorm", "MoonViT-V2's norms are RMSNorm, weight only");
+  require("mlp_type", "mlp2", "fc0-GELU-fc1");
+  for (const char* key : {"attn_bias", "linear_bias", "patch_embed_proj_bias"}) {
+    if (v.bool_or(key, false)) v.fail(key, "true", "must be false: the Kimi-K3 checkpoint's encoder has no biases");
+  }
+}
+
+// A Kimi wrapper: the language model from text_config with its own quantization_config, and the
+// MoonViT fields of vision_config; `encoder` reads what the encoder of that generation adds.
+template <class Encoder>
+ModelConfig kimi_wrapper(const JsonFields& f, ModelConfig m, const json& text,
+                         ModelConfig (*parse)(const JsonFields&, ModelConfig), const std::string& text_type,
+                         VisionKind kind, Encoder encoder) {
+  JsonFields t(text, f.what() + " text_config");
+  m = wrapped_text_model(f, m, text, parse, text_type);
+  read_quantization(t, m);
+  json holder;
+  JsonFields v = vision_fields(f, holder);
+  m.vision.kind = kind;
+  read_moonvit(v, m, m.vision);
+  encoder(v, m.vision);
   return m;
+}
+
+}  // namespace
+
+// Kimi-K2.5 (kimi_k25): the DeepSeek-V3 language model (kimi_k2) in text_config, with its own
+// quantization_config (int4 compressed-tensors experts), and the MoonViT encoder (vision_tower.*)
+// with its patch-merger projector (mm_projector.*) in vision_config.
+ModelConfig parse_kimi_k25(const JsonFields& f, ModelConfig m) {
+  json text = text_config(f, json::object());
+  const std::string text_type = text.value("model_type", std::string("kimi_k2"));
+  if (text_type != "kimi_k2" && text_type != "deepseek_v3") {
+    f.fail("text_config.model_type", text_type, "must be kimi_k2 or deepseek_v3 for a Kimi-K2.5 checkpoint");
+  }
+  return kimi_wrapper(f, std::move(m), text, parse_deepseek, text_type, VisionKind::kMoonVit,
+                      [](const JsonFields& v, VisionShape&) {
+                        const std::string projector = v.string_or("mm_projector_type", "patchmerger");
+                        if (projector != "patchmerger") v.fail("mm_projector_type", projector, "must be patchmerger");
+                      });
+}
+
+// Kimi-K3 (kimi_k3, KimiK3ForConditionalGeneration): the Kimi-Linear language model with Kimi-K3's
+// additions (model_family_kimi_linear.cpp) in text_config, with its own quantization_config (MXFP4
+// routed experts, compressed-tensors mxfp4-pack-quantized), and MoonViT-V2 in vision_config: RMSNorm
+// blocks without biases whose attention is qkv_hidden_size wide, and the patchmergerv2 projector
+// (proj.0, proj.2 without biases, then post_norm RMSNorm over the text width; no pre_norm).
+ModelConfig parse_kimi_k3(const JsonFields& f, ModelConfig m) {
+  json text = text_config(f, json::object());
+  const std::string text_type = text.value("model_type", std::string("kimi_linear"));
+  if (text_type != "kimi_linear") f.fail("text_config.model_type", text_type, "must be kimi_linear for a Kimi-K3 checkpoint");
+  if (f.has("tie_word_embeddings") && !text.contains("tie_word_embeddings")) text["tie_word_embeddings"] = f.raw("tie_word_embeddings");
+  return kimi_wrapper(f, std::move(m), text, parse_kimi_linear, text_type, VisionKind::kMoonVit2, read_moonvit2_encoder);
 }
 
 }  // namespace kvplan::internal

@@ -67,7 +67,8 @@ ModuleNames names_for(const ModelConfig& m) {
   if (t == "qwen2_moe" || t == "qwen3_moe" || t == "qwen3_next" || t.rfind("qwen3_5", 0) == 0) n.shared = "mlp.shared_expert";
   if (t == "qwen3_5" || t == "qwen3_5_moe" || t == "qwen3_vl" || t == "qwen3_vl_moe") n.layers = "model.language_model.layers";
   if (t == "kimi_k25") n.layers = "language_model.model.layers";
-  if (t == "kimi_linear") {
+  if (t == "kimi_k3") n.layers = "language_model.model.layers";
+  if (t == "kimi_linear" || t == "kimi_k3") {
     n.experts = "block_sparse_moe.experts.0";
     n.shared = "block_sparse_moe.shared_experts";
   }
@@ -128,6 +129,14 @@ class TensorList {
     t.parameter = parameter;
     add(t);
   }
+  // A never-quantized tensor at element_bytes when that is set, else at the format's width.
+  void stored(Part part, int64_t rows, int64_t cols, int element_bytes) {
+    if (element_bytes > 0) {
+      fixed(part, rows, cols, element_bytes);
+    } else {
+      mat(part, rows, cols);
+    }
+  }
 
   int64_t vocab_per_gpu() const {
     // vLLM's VocabParallelEmbedding pads the vocabulary to a multiple of 64, then splits it.
@@ -185,6 +194,7 @@ class TensorList {
     linear(Part::kAttention, mod, "self_attn.kv_b_proj", heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank,
            false);
     linear(Part::kAttention, mod, "self_attn.o_proj", h, heads * a.v_head_dim, false);
+    if (a.output_gate) linear(Part::kAttention, mod, "self_attn.g_proj", heads * a.v_head_dim, h, false);
     if (a.index_head_dim > 0) {
       // DSA lightning indexer (vLLM deepseek_v2.py Indexer), replicated on every rank: wq_b from the
       // q latent and wk from the hidden state (linear layers a checkpoint may quantize), k_norm a
@@ -321,19 +331,26 @@ class TensorList {
     }
     if (a.kind == LinearAttentionKind::kKimiDelta) {
       // vLLM layers/kda.py KimiDeltaAttention: P = heads x head_dim; f_a and g_a are replicated.
+      // dt_bias and A_log are fp32 in every KDA checkpoint (and vLLM's parameters); Kimi-K3 also
+      // stores the convolutions and o_norm in fp32, A_log padded to head_dim, and a full-rank gate.
       const int64_t d = a.key_head_dim;
+      const int small = a.fp32_conv_and_norm ? 4 : 0;  // 0: the format's width
       linear(Part::kRecurrent, mod, "self_attn.q_proj", key_dim, h, false);
       linear(Part::kRecurrent, mod, "self_attn.k_proj", key_dim, h, false);
       linear(Part::kRecurrent, mod, "self_attn.v_proj", value_dim, h, false);
       linear(Part::kRecurrent, mod, "self_attn.f_a_proj", d, h, false);
       linear(Part::kRecurrent, mod, "self_attn.f_b_proj", key_dim, d, false);
-      vec(Part::kRecurrent, key_dim);  // dt_bias (fp32 in the checkpoint)
+      fixed(Part::kRecurrent, key_dim, 1, 4);  // dt_bias
       linear(Part::kRecurrent, mod, "self_attn.b_proj", value_heads, h, false);
-      mat(Part::kRecurrent, 2 * key_dim + value_dim, a.conv_kernel);  // q/k/v_conv1d (fp32)
-      vec(Part::kRecurrent, value_heads);                               // A_log (fp32)
-      linear(Part::kRecurrent, mod, "self_attn.g_a_proj", d, h, false);
-      linear(Part::kRecurrent, mod, "self_attn.g_b_proj", value_dim, d, false);
-      vec(Part::kRecurrent, a.value_head_dim);  // o_norm
+      stored(Part::kRecurrent, 2 * key_dim + value_dim, a.conv_kernel, small);  // q/k/v_conv1d
+      fixed(Part::kRecurrent, a.a_log_entries > 0 ? a.a_log_entries : value_heads, 1, 4);  // A_log
+      if (a.full_rank_gate) {
+        linear(Part::kRecurrent, mod, "self_attn.g_proj", value_dim, h, false);
+      } else {
+        linear(Part::kRecurrent, mod, "self_attn.g_a_proj", d, h, false);
+        linear(Part::kRecurrent, mod, "self_attn.g_b_proj", value_dim, d, false);
+      }
+      stored(Part::kRecurrent, a.value_head_dim, 1, small);  // o_norm
       linear(Part::kRecurrent, mod, "self_attn.o_proj", h, value_dim, false);
       return;
     }
@@ -365,15 +382,20 @@ class TensorList {
         // Expert parallelism places whole experts (ceil(E / ep) on the fullest GPU); otherwise
         // every GPU holds every expert's 1/tp slice.
         const int64_t copies = ep_ > 1 ? ceil_div(s.num_experts, ep_) : s.num_experts;
-        const int64_t width = ep_ > 1 ? s.expert_intermediate_size : s.expert_intermediate_size / tp_;
+        const int64_t width = ep_ > 1 ? s.expert_intermediate_size : s.expert_width_per_gpu(tp_);
         // Latent MoE (Nemotron-3): experts read and write the latent width; the two projections
         // are replicated on every rank (vLLM ReplicatedLinear).
         const int64_t eh = s.expert_latent_size > 0 ? s.expert_latent_size : h;
-        if (s.expert_latent_size > 0) {
+        if (s.expert_latent_size > 0 && s.expert_latent_quantized) {
           // always active: counted with the dense MLP part, quantized like the experts
           linear(Part::kMlp, Module::kExperts, "mixer.fc1_latent_proj", eh, h, false);
           linear(Part::kMlp, Module::kExperts, "mixer.fc2_latent_proj", h, eh, false);
+        } else if (s.expert_latent_size > 0) {
+          // Kimi-K3: routed_expert_down_proj, routed_expert_up_proj, 16-bit in the checkpoint
+          mat(Part::kMlp, eh, h);
+          mat(Part::kMlp, h, eh);
         }
+        if (s.expert_latent_norm) vec(Part::kMlp, eh);  // routed_expert_norm
         if (fused_experts_ || s.fused_gate_up) {
           // gpt-oss stores gate and up fused per expert: gate_up_proj [E, 2I, H]
           linear(Part::kExperts, Module::kExperts, "experts.gate_up_proj", 2 * width, eh, s.expert_bias, copies);
@@ -388,7 +410,7 @@ class TensorList {
           if (s.router_bias) fixed(Part::kRouter, s.num_experts, 1, 4);
         } else {
           mat(Part::kRouter, s.num_experts, h);
-          if (s.router_bias) vec(Part::kRouter, s.num_experts);
+          if (s.router_bias) stored(Part::kRouter, s.num_experts, 1, s.router_bias_fp32 ? 4 : 0);
         }
         if (s.router_scales) {
           vec(Part::kRouter, h);              // router.scale
@@ -425,6 +447,7 @@ class TensorList {
     mlp(l.mlp, n);
     if (l.kind == LayerKind::kCompressedAttention) compressed_attention_extras(index, l);
     for (int i = 0; i < m_.norms_per_layer; ++i) norm(m_.hidden_size);
+    if (m_.attn_res_block_size > 0) attention_residuals();
     if (m_.layer_scalar) vec(Part::kNorm, 1);
     if (m_.per_layer_input_size > 0) {
       // per_layer_input_gate [width, hidden] and per_layer_projection [hidden, width], replicated on
@@ -450,7 +473,17 @@ class TensorList {
       vec(Part::kNorm, m_.per_layer_input_size);
     }
   }
+  // Kimi-K3 attention residuals: a norm [hidden] and a [1, hidden] projection per site, 16-bit and
+  // replicated (two sites per layer: self_attention_res_*, mlp_res_*; one before the final norm).
+  void attention_residuals(int sites = 2) {
+    for (int i = 0; i < sites; ++i) {
+      vec(Part::kNorm, m_.hidden_size);
+      mat(Part::kNorm, 1, m_.hidden_size);
+    }
+  }
+
   void head(bool force_untied) {
+    if (m_.attn_res_block_size > 0) attention_residuals(1);
     norm(m_.hidden_size);
     if (m_.compressed.hc_mult > 0) {
       // DeepSeek-V4: hc_head_fn [hc, hc hidden], hc_head_base [hc], hc_head_scale [1], fp32
@@ -586,6 +619,26 @@ class TensorList {
         v1(2 * H);               // mm_projector.pre_norm
         lin(merged, merged, true);
         lin(v.out_hidden_size, merged, true);
+        return;
+      }
+      case VisionKind::kMoonVit2: {
+        // Kimi-K3 MoonViT-V2 (vision_tower.*, no biases anywhere): patch_embed.proj Conv2d,
+        // pos_emb.weight [grid, grid, H], blocks with RMSNorm norm0/norm1, wqkv [3 it, H] and wo
+        // [H, it] for the attention width it = qkv_hidden_size, mlp.fc0/fc1, final_layernorm; then
+        // mm_projector (patchmergerv2): proj.0 [H·m², H·m²], proj.2 [text, H·m²], post_norm [text].
+        const int64_t merged = H * v.spatial_merge_size * v.spatial_merge_size;
+        const int64_t it = v.qkv_hidden_size;
+        lin(H, static_cast<int64_t>(v.in_channels) * v.patch_size * v.patch_size, false);
+        add({Part::kVision, static_cast<int64_t>(v.image_size) * v.image_size, H, Module::kNone, -1, "", 1});
+        v1(2 * H, L);             // norm0, norm1
+        lin(3 * it, H, false, L); // wqkv
+        lin(H, it, false, L);     // wo
+        lin(I, H, false, L);      // mlp.fc0
+        lin(H, I, false, L);      // mlp.fc1
+        v1(H);                    // encoder.final_layernorm
+        lin(merged, merged, false);
+        lin(v.out_hidden_size, merged, false);
+        v1(v.out_hidden_size);    // mm_projector.post_norm
         return;
       }
       case VisionKind::kGemma4: {
@@ -826,8 +879,9 @@ std::vector<uint8_t> quantized_module_mask(const ModelConfig& m, const WeightFor
 
 int64_t weight_bytes_total(const ModelConfig& m, const WeightFormat& f, const ParamCount& counted) {
   // A model with tensors of their own width (DeepSeek-V4's fp32 and int64 ones, MiniMax-M3's fp32
-  // router) is enumerated too.
-  if (f.quant.quantized() || m.compressed.hc_mult > 0 || fp32_router(m)) return weight_bytes_total(m, f);
+  // router, Kimi delta attention's fp32 A_log and dt_bias) is enumerated too.
+  const bool kda = m.linear.kind == LinearAttentionKind::kKimiDelta && m.count_layers(LayerKind::kLinearAttention) > 0;
+  if (f.quant.quantized() || m.compressed.hc_mult > 0 || fp32_router(m) || kda) return weight_bytes_total(m, f);
   return counted.total() * plain_bytes_per_element(f);
 }
 

@@ -231,6 +231,11 @@ class Builder {
                          s_.decode_query_tokens, heads, kv_dtype));
       push(mla_bmm_op(engine, dims, false, Td_, heads, fp8_bmm));
     }
+    if (a.output_gate) {
+      // Kimi-K3 gated MLA: g_proj from the hidden state, its sigmoid times the attention output
+      gemm("g_proj", T_, heads * v, h_);
+      add("output_gate", OpClass::kElementwise, 3.0 * T_ * heads * v, 3.0 * T_ * heads * v * kAct);
+    }
     gemm("o_proj", T_, h_, heads * v);
   }
 
@@ -405,8 +410,12 @@ class Builder {
         gemm("b_proj", T_, vh, h_);
         gemm("f_a_proj", T_, dk, h_);
         gemm("f_b_proj", T_, key_dim, dk);
-        gemm("g_a_proj", T_, dv, h_);
-        gemm("g_b_proj", T_, value_dim, dv);
+        if (a.full_rank_gate) {
+          gemm("g_proj", T_, value_dim, h_);  // Kimi-K3's full-rank output gate
+        } else {
+          gemm("g_a_proj", T_, dv, h_);
+          gemm("g_b_proj", T_, value_dim, dv);
+        }
       } else {
         gemm("in_proj", T_, 2 * key_dim + 2 * value_dim + 2 * vh, h_, 2);  // in_proj_qkvz + in_proj_ba
       }
@@ -483,10 +492,17 @@ class Builder {
             .shape = OpShape{{T_, static_cast<double>(E), static_cast<double>(h_), 0}, 3};
         // Latent MoE (Nemotron-3): the routed experts run in the latent width between two
         // projections every rank computes whole (vLLM ReplicatedLinear).
+        // Kimi-K3's latent projections are 16-bit whatever the experts' format, and a
+        // routed_expert_norm follows the down projection.
         const int64_t expert_hidden = s.expert_latent_size > 0 ? s.expert_latent_size : h_;
+        const uint8_t latent_module = s.expert_latent_quantized ? kQuantExperts : 0;
         if (s.expert_latent_size > 0) {
-          module(kQuantExperts);
+          module(latent_module);
           gemm("fc1_latent_proj", T_, expert_hidden, h_);
+        }
+        if (s.expert_latent_norm) {
+          add("latent_norm", OpClass::kElementwise, 5.0 * T_ * expert_hidden,
+              2.0 * T_ * expert_hidden * kAct + expert_hidden * kAct);
         }
         module(kQuantExperts);
         // One fused MoE forward (fused_moe.h): top-k over the router logits, the grouped GEMMs over
@@ -528,7 +544,7 @@ class Builder {
           }
         } else {
           f.tokens = T_;
-          f.width = s.expert_intermediate_size / tp_;
+          f.width = s.expert_width_per_gpu(tp_);
         }
         const int64_t up_width = s.gated_experts ? 2 * f.width : f.width;
         const double gate_up_bias = s.expert_bias ? up_width * kAct : 0.0;
@@ -539,7 +555,10 @@ class Builder {
         op.group = group_;
         op.repeat = repeat_;
         out_.ops.push_back(op);
-        if (s.expert_latent_size > 0) gemm("fc2_latent_proj", T_, h_, expert_hidden);
+        if (s.expert_latent_size > 0) {
+          module(latent_module);
+          gemm("fc2_latent_proj", T_, h_, expert_hidden);
+        }
         if (s.shared_intermediate_size > 0) {
           module(kQuantShared);
           const int64_t si = s.shared_intermediate_size / tp_;
@@ -557,12 +576,26 @@ class Builder {
     }
   }
 
+  // Kimi-K3 attention residuals at `sites` sites reading `sources` block representations in all
+  // (attn_res_sources; a layer type's mean): per source and token an RMSNorm of the key, a dot with
+  // the pseudo-query and the weighted sum (6 flops per element), reading each source once and
+  // writing each site's mixed hidden state; the norm and query weights are 2 x hidden per site.
+  // Replicated on every rank.
+  void attention_residuals(int sites, double sources) {
+    if (T_ <= 0) return;
+    const double h = static_cast<double>(h_);
+    add("attn_residuals", OpClass::kElementwise, 6.0 * T_ * sources * h,
+        (sources + sites) * T_ * h * kAct + sites * 2.0 * h * kAct, sites);
+  }
+
   void mark_attention() {
     StepLayerType& t = out_.types[static_cast<size_t>(layer_type_)];
     if (t.attention_op < 0) t.attention_op = static_cast<int>(out_.ops.size());
   }
 
-  void layer(const LayerSpec& l, bool shared, int group, int type_index, int count, uint8_t mask) {
+  // attn_res_sources: the mean block representations the type's attention-residual sites read (0: none)
+  void layer(const LayerSpec& l, bool shared, int group, int type_index, int count, uint8_t mask,
+             double attn_res_sources) {
     layer_type_ = type_index;
     layer_mask_ = mask;
     group_ = group;
@@ -570,6 +603,7 @@ class Builder {
     repeat_ = count;
     const int attn_norms = m_.norms_per_layer - m_.norms_per_layer / 2;
     const int mlp_norms = m_.norms_per_layer / 2;
+    if (attn_res_sources > 0) attention_residuals(2, attn_res_sources);
     norms("attn_norm", attn_norms);
     switch (l.kind) {
       case LayerKind::kFullAttention:
@@ -631,6 +665,18 @@ class Builder {
   const StepOpsOptions& o_;
   StepOps& out_;
 };
+
+// Kimi-K3's block attention residuals (Kimi K3 technical report §2.2, Eq. 8-10; vLLM
+// KimiDecoderLayer, SGLang layers/attn_residual.py): the layers form blocks of attn_res_block_size
+// whose sums are snapshotted, the embedding first; each site mixes the snapshots and the current
+// partial sum by a softmax of its pseudo-query ([1, hidden] projection) against the RMSNorm'd
+// sources. Layer L's site before the attention reads cdiv(L, B) + 1 sources, the one before the MLP
+// one more when L opens a block (L % B == 0). Returns both sites' sources together. 93 layers in
+// blocks of 12: 1 to 9 per site, 994 over the layers; the output site reads cdiv(93, 12) + 1 = 9.
+double attn_res_sources(int layer, int block) {
+  const int pre_attention = (layer + block - 1) / block + 1;
+  return 2.0 * pre_attention + (layer % block == 0 ? 1 : 0);
+}
 
 int group_index(const KvLayout& layout, const LayerSpec& l) {
   const auto& groups = layout.groups();
@@ -728,6 +774,9 @@ StepOpsBuilder::StepOpsBuilder(const ModelConfig& model, const KvLayout& layout,
       // construction).
       sources_.push_back(TypeSource{i, shared, mask});
     }
+    if (model.attn_res_block_size > 0) {
+      sources_[static_cast<size_t>(type)].attn_res_sources += attn_res_sources(i, model.attn_res_block_size);
+    }
     types_[static_cast<size_t>(type)].count += 1;
     layer_types_.push_back(type);
     if (holds_kv_per_token(l.kind)) num_kv_layers_ += 1;
@@ -768,7 +817,7 @@ void StepOpsBuilder::build(const StepShape& shape, StepOps& out) const {
     type.first_op = static_cast<int>(out.ops.size());
     const TypeSource& src = sources_[t];
     b.layer(model.layers[static_cast<size_t>(src.first_layer)], src.shared, type.group, static_cast<int>(t),
-            type.count, src.quant_mask);
+            type.count, src.quant_mask, src.attn_res_sources / type.count);
     out.types[t].end_op = static_cast<int>(out.ops.size());
   }
 
@@ -779,6 +828,9 @@ void StepOpsBuilder::build(const StepShape& shape, StepOps& out) const {
     const double rows = static_cast<double>(shape.emitting_sequences);
     const int64_t vocab_padded = ceil_div(model.vocab_size, 64) * 64;
     const int64_t v = ceil_div(vocab_padded, parallel.tensor_parallel);
+    if (model.attn_res_block_size > 0) {
+      b.attention_residuals(1, 1.0 + static_cast<double>(ceil_div(model.num_layers(), model.attn_res_block_size)));
+    }
     b.add("final_norm", OpClass::kElementwise, 5.0 * T * h, 2.0 * T * h * kAct + h * kAct);
     // LM head weights stay 16-bit (param_count: not quantizable); fp32 logits out
     StepOp& head = b.add("lm_head", OpClass::kGemm, 2.0 * rows * h * v,

@@ -88,8 +88,11 @@ int64_t mlp_intermediate_elems(const MlpShape& mlp, int64_t tp) {
     case MlpKind::kPlain: return 2 * mlp.intermediate_size / tp;
     case MlpKind::kMoe: {
       const int64_t per_width = mlp.gated_experts ? 3 : 2;  // [up (+ gate), activation]
-      return mlp.experts_per_token * per_width * mlp.expert_intermediate_size / tp +
-             per_width * mlp.shared_intermediate_size / tp;
+      // Kimi-K3 under vLLM pads each GPU's expert slice (MlpShape::min_expert_width_per_gpu)
+      const int64_t routed = mlp.min_expert_width_per_gpu > 0
+                                 ? mlp.experts_per_token * per_width * mlp.expert_width_per_gpu(static_cast<int>(tp))
+                                 : mlp.experts_per_token * per_width * mlp.expert_intermediate_size / tp;
+      return routed + per_width * mlp.shared_intermediate_size / tp;
     }
   }
   return 0;
@@ -128,7 +131,9 @@ int64_t widest_intermediate_elems(const ModelConfig& m, const Parallelism& p) {
   return widest;
 }
 
-VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int user_block_tokens) {
+int vllm_mla_block_alignment(const EngineVersion& version) { return version.at_least(0, 27) ? 128 : 64; }
+
+VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int user_block_tokens, int mla_alignment) {
   VllmHybridPages out;
   double attention_bytes = -1;  // one attention layer, one token
   bool mla = false;
@@ -147,8 +152,9 @@ VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int
   const auto per_token = static_cast<int64_t>(std::ceil(attention_bytes));
   if (out.state_bytes <= 0 || per_token <= 0) return {};
   // FlashAttention needs multiples of 16 tokens; MLA backends 64 (CUTLASS_MLA 128, not the
-  // default); FlashInfer on Blackwell with head_dim 256 needs 32 (flashinfer issue 1993).
-  out.alignment = mla ? 64 : (blackwell && head_dim == 256 ? 32 : 16);
+  // default), 128 from vLLM 0.27; FlashInfer on Blackwell with head_dim 256 needs 32 (flashinfer
+  // issue 1993).
+  out.alignment = mla ? mla_alignment : (blackwell && head_dim == 256 ? 32 : 16);
   const int64_t a = out.alignment;
   const int64_t needed = a * ((out.state_bytes + a * per_token - 1) / (a * per_token));
   out.block_tokens = static_cast<int>(std::max<int64_t>(needed, user_block_tokens));
@@ -345,7 +351,13 @@ VllmProfile vllm_profile(const ModelConfig& m, const GpuSpec& gpu, const Paralle
   const int64_t h = m.hidden_size;
   // Gemma-4 E2B/E4B: the per-layer inputs [T, layers x width] stay live through the pass.
   const int64_t per_layer_inputs = int64_t{m.per_layer_input_size} * m.num_layers();
-  prof.forward_bytes = batched * s * (prof.hidden_copies * h + widest_intermediate_elems(m, p) + per_layer_inputs);
+  // Kimi-K3's attention residuals: the block snapshots [T, cdiv(layers, block), hidden] live through
+  // the pass (vLLM models/kimi_k3 KimiModel.forward: block_residual = new_empty(num_tokens,
+  // num_attn_res_blocks, hidden)); an activation, not a cache.
+  const int64_t attn_res_bank =
+      m.attn_res_block_size > 0 ? (m.num_layers() + m.attn_res_block_size - 1) / m.attn_res_block_size * h : 0;
+  prof.forward_bytes =
+      batched * s * (prof.hidden_copies * h + widest_intermediate_elems(m, p) + per_layer_inputs + attn_res_bank);
   // V0 0.2.5-0.6.3 read the peak as free memory lost (total - free, then free at init - free), so
   // what PyTorch's caching allocator reserved counts, not only what was allocated at the peak. A
   // long pass leaves at least one freed [T, hidden] block the allocator cannot reuse for the wider
@@ -364,10 +376,12 @@ VllmProfile vllm_profile(const ModelConfig& m, const GpuSpec& gpu, const Paralle
   }
   prof.activation_bytes = std::max(prof.forward_bytes, prof.sampler_bytes);
   prof.activation_how = fmt::format(
-      "estimate: the larger of the forward pass over {} tokens ({}: {} x hidden + widest intermediate{}, {:.2f} "
+      "estimate: the larger of the forward pass over {} tokens ({}: {} x hidden + widest intermediate{}{}, {:.2f} "
       "GiB) and the sampler over {} sequences ({}, {:.2f} GiB); they run one after the other",
       batched, prof.v1 ? "V1" : "V0 eager", prof.hidden_copies,
       prof.reserved_slack ? " + one [T, hidden] block the allocator holds (free-memory profiler)" : "",
+      attn_res_bank > 0 ? fmt::format(" + the attention-residual block snapshots ({} x hidden)", attn_res_bank / h)
+                        : std::string(),
       static_cast<double>(prof.forward_bytes) / (1 << 30),
       samples ? max_seqs : 0,
       !samples ? "this rank does not sample" : prof.v1 ? "~14.7 B per logit, logs 22-24" : "32 B per logit, sort-based top-k/top-p",

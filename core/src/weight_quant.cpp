@@ -279,9 +279,24 @@ QuantizationConfig parse_compressed_tensors(const JsonFields& f) {
       w.fail("strategy", strategy, "must be tensor, channel or block for 8-bit float weights");
     }
     q.description = fmt::format("fp8 e4m3 ({} scales), {}", strategy, act_text);
+  } else if (type == "float" && bits == 4 && strategy == "group") {
+    // MXFP4 (compressed-tensors format mxfp4-pack-quantized; Kimi-K3's experts): e2m1 values packed
+    // two per byte, one uint8 (e8m0) scale per 32 weights, no global scale.
+    if (w.positive_int("group_size") != 32) {
+      w.fail("group_size", std::to_string(w.positive_int("group_size")), "must be 32 for MXFP4 (4-bit float, strategy group)");
+    }
+    const std::string scale = w.string_or("scale_dtype", "torch.uint8");
+    if (scale != "torch.uint8") w.fail("scale_dtype", scale, "must be torch.uint8 (e8m0 scales) for MXFP4");
+    q.method = QuantMethod::kMxfp4;
+    q.group_size = 32;
+    q.activations_quantized = false;
+    if (acts) {
+      g.fail("input_activations", "an object", "must be null for MXFP4 weights (kvplan models weight-only MXFP4)");
+    }
+    q.description = fmt::format("MXFP4 (compressed-tensors mxfp4-pack-quantized, e8m0 scale per 32), {}", act_text);
   } else if (type == "float" && bits == 4) {
     if (strategy != "tensor_group" || w.positive_int_or("group_size", 16) != 16) {
-      w.fail("strategy", strategy, "4-bit float weights must be NVFP4 (strategy tensor_group, group_size 16)");
+      w.fail("strategy", strategy, "4-bit float weights must be NVFP4 (strategy tensor_group, group_size 16) or MXFP4 (strategy group, group_size 32)");
     }
     q.method = QuantMethod::kNvfp4;
     q.group_size = 16;

@@ -137,22 +137,32 @@ TEST(KimiLinear, ReproducesTheVllmIssueLog) {
   EXPECT_EQ(318 / groups.num_groups() * 960, 75840);
 }
 
-TEST(KimiLinear, KimiK3AdditionsAndOtherLayoutsAreRefused) {
+TEST(KimiLinear, OtherLayoutsAreRefused) {
   json c = released_config();
-  c["attn_res_block_size"] = 12;
-  expect_refused(c, "attn_res_block_size");
+  c["hidden_act"] = "gelu";
+  expect_refused(c, "hidden_act=gelu");
   c = released_config();
-  c["hidden_act"] = "situ";
-  expect_refused(c, "hidden_act=situ");
+  c["hidden_act"] = "situ";  // Kimi-K3's activation needs its two betas
+  expect_refused(c, "activation_situ_beta");
   c = released_config();
-  c["q_lora_rank"] = 1536;
-  expect_refused(c, "q_lora_rank");
+  c["latent_moe_use_norm"] = true;
+  expect_refused(c, "routed_expert_hidden_size");
   c = released_config();
   c["linear_attn_config"]["full_attn_layers"] = json::array({4, 8, 12, 16, 20, 24});
   expect_refused(c, "exactly once");
   c = released_config();
-  c["linear_attn_config"]["use_full_rank_gate"] = true;
-  expect_refused(c, "use_full_rank_gate");
+  c["mla_use_nope"] = false;
+  expect_refused(c, "mla_use_nope");
+}
+
+// Every KDA checkpoint stores dt_bias and A_log in fp32: the released Kimi-Linear's index
+// total_size is 98,245,528,576 B (data/models/SOURCES.md), the 16-bit count plus 20 layers x
+// (4,096 + 32) x 2 B.
+TEST(KimiLinear, CheckpointBytesKeepDtBiasAndALogInFp32) {
+  const ModelConfig m = resolve_model("kimi-linear-48b-a3b");
+  const WeightFormat bf16{DType::kBF16, {}};
+  EXPECT_EQ(weight_bytes_total(m, bf16), int64_t{49122681728} * 2 + int64_t{20} * 4128 * 2);
+  EXPECT_EQ(weight_bytes_total(m, bf16), 98245528576);
 }
 
 }  // namespace

@@ -93,5 +93,6 @@ ModelConfig parse_llava(const JsonFields& f, ModelConfig m);
 ModelConfig parse_qwen3_5(const JsonFields& f, ModelConfig m);
 ModelConfig parse_qwen3_vl(const JsonFields& f, ModelConfig m);
 ModelConfig parse_kimi_k25(const JsonFields& f, ModelConfig m);
+ModelConfig parse_kimi_k3(const JsonFields& f, ModelConfig m);
 
 }  // namespace kvplan::internal

@@ -86,6 +86,9 @@ struct MlaShape {
   int index_num_heads = 0;
   int index_head_dim = 0;
   int index_topk = 0;
+  // Kimi-K3 mla_use_output_gate: g_proj [num_heads x v_head_dim, hidden] (column-parallel), whose
+  // sigmoid multiplies the attention output before o_proj.
+  bool output_gate = false;
 };
 
 // MiniMax-M3 sparse attention (MSA; vLLM models/minimax_m3 MiniMaxM3SparseAttention, SGLang
@@ -149,6 +152,15 @@ struct LinearAttentionShape {
   int key_head_dim = 0;
   int value_head_dim = 0;
   int conv_kernel = 0;  // 0: no short convolution (lightning attention)
+  // Kimi-K3 KDA (linear_attn_config.use_full_rank_gate): one output gate g_proj [value heads x
+  // value_head_dim, hidden] instead of the rank-head_dim pair g_a_proj / g_b_proj.
+  bool full_rank_gate = false;
+  // Kimi delta attention's A_log entries per layer as the checkpoint stores them; 0: one per value
+  // head. Kimi-K3 pads it to head_dim (F32[128] for 96 heads).
+  int a_log_entries = 0;
+  // Kimi-K3's checkpoint also keeps the q/k/v short convolutions and o_norm in fp32 (Kimi-Linear's
+  // only A_log and dt_bias, which every KDA checkpoint stores in fp32).
+  bool fp32_conv_and_norm = false;
 };
 
 // Mamba-1 (Jamba) and Mamba-2 mixers.
@@ -189,6 +201,19 @@ struct MlpShape {
   // Nemotron-3 latent MoE (moe_latent_size): the routed experts work in this width;
   // fc1_latent_proj / fc2_latent_proj project to and from it, replicated on every rank. 0: none.
   int expert_latent_size = 0;
+  // Kimi-K3 latent MoE (routed_expert_hidden_size): a routed_expert_norm [latent] after the down
+  // projection (latent_moe_use_norm), and the two projections stored 16-bit whatever the experts'
+  // format (its checkpoint); Nemotron-3's are quantized like the experts.
+  bool expert_latent_norm = false;
+  bool expert_latent_quantized = true;
+  bool router_bias_fp32 = false;  // e_score_correction_bias stored in fp32 (Kimi-K3's checkpoint)
+  // Without expert parallelism each GPU's slice of an expert is padded with zeros to at least this
+  // width (vLLM models/kimi_k3 KimiMoE min_moe_intermediate_per_partition, 256); 0: no padding.
+  int min_expert_width_per_gpu = 0;
+  int expert_width_per_gpu(int tp) const {
+    const int w = expert_intermediate_size / tp;
+    return tp > 1 && w < min_expert_width_per_gpu ? min_expert_width_per_gpu : w;
+  }
   // Gemma-4's router: besides proj [E, hidden], a scale vector [hidden] and per_expert_scale [E].
   bool router_scales = false;
   // Gemma-4: experts stored fused per layer (experts.gate_up_proj [E, 2I, H], experts.down_proj).
@@ -226,6 +251,7 @@ enum class VisionKind {
   kLlama4,     // Llama-4 ViT + pixel-shuffle adapter + projector
   kQwen3Vl,    // Qwen3-VL / Qwen3.5 ViT: LayerNorm, plain GELU MLP, learned position table, merger
   kMoonVit,    // Kimi-K2.5 MoonViT: LayerNorm, plain GELU MLP, learned 2D position grid, patch merger
+  kMoonVit2,   // Kimi-K3 MoonViT-V2: RMSNorm, no biases, a wider qkv (qkv_hidden_size), patchmergerv2 projector
   kGemma4,     // Gemma-4 ViT: RMSNorm sandwich blocks, q/k norms, GeGLU MLP, x/y position tables, projector
   kGemma4Audio,  // Gemma-4 audio conformer (E2B/E4B): conv subsampling, macaron FFNs, light conv, projector
 };
@@ -251,6 +277,7 @@ struct VisionShape {
   int num_position_embeddings = 0;  // Qwen3-VL: learned position table rows
   int deepstack_mergers = 0;        // Qwen3-VL: extra mergers (deepstack_visual_indexes entries)
   int head_dim = 0;                 // Gemma-4: per-head q/k norm width
+  int qkv_hidden_size = 0;          // Kimi-K3 MoonViT-V2: the attention width (wqkv [3 x it, H], wo [H, it])
   bool standardize = false;         // Gemma-4: std_bias and std_scale buffers [hidden]
   // Gemma-4 audio: subsampling conv channels, light-conv kernel, encoder output width (output_proj_dims)
   int subsample_channels[2] = {0, 0};
@@ -300,6 +327,11 @@ struct ModelConfig {
   // Gemma-4 E2B/E4B Per-Layer Embeddings: hidden_size_per_layer_input (0: none) and its vocabulary.
   int per_layer_input_size = 0;
   int per_layer_input_vocab = 0;
+  // Kimi-K3 attention residuals (attn_res_block_size; 0: none): before the attention and before the
+  // MLP each layer mixes the residual stream with earlier block outputs through a norm and a [1,
+  // hidden] projection (self_attention_res_norm/_proj, mlp_res_norm/_proj), and once more before the
+  // final norm (output_attn_res_norm/_proj). Replicated; they hold no cache.
+  int attn_res_block_size = 0;
   std::vector<LayerSpec> layers;
   QuantizationConfig quantization;  // from quantization_config; method kNone when absent
   int num_mtp_layers = 0;           // multi-token-prediction layers in the checkpoint (not loaded)

@@ -221,6 +221,9 @@ class StepOpsBuilder {
     int first_layer = 0;  // model layer index
     bool shared = false;  // cross-layer KV sharing: reads another layer's cache, writes none
     uint8_t quant_mask = 0;
+    // Kimi-K3 attention residuals: the block representations the type's layers attend over,
+    // summed over its layers in the stage (attn_res_sources in step_ops.cpp)
+    double attn_res_sources = 0;
   };
   const ModelConfig* model_;
   const KvLayout* layout_;

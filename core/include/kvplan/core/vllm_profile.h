@@ -52,15 +52,21 @@ int vllm_v1_padded_kv_layers(const KvLayout& layout);
 // vLLM V1's page rule for a model with both attention and recurrent-state layers
 // (model_executor/models/config.py HybridAttentionMambaModelConfig, the path without prefix
 // caching): the attention block is raised to the smallest multiple of the kernel alignment (16
-// tokens; 64 for MLA; 32 for head_dim 256 on Blackwell) whose page holds one layer's state, and
-// the state is padded to that page. Zero block when the layout has not both kinds.
+// tokens; 64 for MLA, 128 from vLLM 0.27 (`mla_alignment`); 32 for head_dim 256 on Blackwell)
+// whose page holds one layer's state, and the state is padded to that page. Zero block when the
+// layout has not both kinds.
 struct VllmHybridPages {
   int block_tokens = 0;       // the attention block size vLLM sets ("Setting attention block size to N tokens")
   int alignment = 16;         // tokens
   int64_t state_bytes = 0;    // one recurrent layer's state, per request, before padding
   int64_t page_bytes = 0;     // block_tokens x one attention layer's bytes per token
 };
-VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int user_block_tokens);
+VllmHybridPages vllm_v1_hybrid_pages(const KvLayout& layout, bool blackwell, int user_block_tokens,
+                                     int mla_alignment = 64);
+// The MLA kernel alignment of a vLLM release: 128 from 0.27 (the Kimi-K3 change, vllm-project/vllm
+// #50000, to platforms/interface.py: "TRTLLM/FlashInfer MLA decode kernels require ... multiple of
+// 128"), 64 before.
+int vllm_mla_block_alignment(const EngineVersion& version);
 
 // vLLM V1's page unification for attention layers whose pages differ (kv_cache_utils.py
 // unify_kv_cache_spec_page_size; Gemma-4's 512-wide full-attention heads beside 256-wide sliding
