@@ -512,7 +512,7 @@ TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
     }
   }
   EXPECT_EQ(vllm_table, 2);
-  // A mixed step with its own prefill factor (vLLM): decodes alone x 1.071, the rest x 2.
+  // A mixed step with its own prefill factor (vLLM): decodes alone x 1.073, the rest x 2.
   Result m = kvplan::testing::run_cli(
       "simulate --model llama-3.1-70b -t 4 --explain-step 1,1000,512 --prefill-time-factor 2 --json", false);
   ASSERT_EQ(m.status, 0) << m.out;
@@ -521,7 +521,7 @@ TEST(Cli, ExplainStepTensorParallelUsesTheEngineCustomAllReduce) {
   EXPECT_GT(decodes, 0);
   EXPECT_LT(decodes, whole);
   EXPECT_EQ(mj["step_with_overhead_ns"].get<int64_t>(),
-            std::llround(1.071 * decodes + 2 * (whole - decodes)) + mj["engine_step_overhead_ns"].get<int64_t>());
+            std::llround(1.073 * decodes + 2 * (whole - decodes)) + mj["engine_step_overhead_ns"].get<int64_t>());
   // --disable-custom-all-reduce: every all-reduce through NCCL (the profile's collective class).
   Result n = kvplan::testing::run_cli(cmd + " --disable-custom-all-reduce true", false);
   ASSERT_EQ(n.status, 0) << n.out;
