@@ -439,13 +439,17 @@ struct Reader : TableSink {
       add_kernel(run, kernel, OpClass::kMoeGemm,
                  "vLLM FusedMoE forward given the router logits (top-k, permute, gate/up and down grouped GEMMs, "
                  "activation, combine; no router GEMM, shared experts or communication), CUDA-graph replay mean");
-      const Json params = {{"tokens", tokens},   {"hidden", hidden}, {"inter", inter},
-                           {"top_k", top_k},     {"experts", experts}, {"moe_tp", tp},
-                           {"moe_ep", ep},       {"format", std::string(moe_format_name(format))},
-                           {"routing", std::string(moe_routing_name(routing))}};
+      Json params = {{"tokens", tokens},   {"hidden", hidden}, {"inter", inter},
+                     {"top_k", top_k},     {"experts", experts}, {"moe_tp", tp},
+                     {"moe_ep", ep},       {"format", std::string(moe_format_name(format))},
+                     {"routing", std::string(moe_routing_name(routing))}};
+      const bool gated =
+          published_moe_shape_gated(hidden, inter, static_cast<int>(experts), static_cast<int>(top_k));
+      if (!gated) params["gated"] = false;  // the other rows' parameters stay as they were
       add_row(run, kernel,
               fused_moe_row_op(static_cast<double>(tokens), hidden, inter, static_cast<int>(top_k),
-                               static_cast<int>(experts), static_cast<int>(tp), static_cast<int>(ep), format, routing),
+                               static_cast<int>(experts), static_cast<int>(tp), static_cast<int>(ep), format, routing,
+                               gated),
               params, ms * kNsPerMs);
     }
     append(runs.take());

@@ -2,12 +2,15 @@
 #include "kvplan/calibration/row_ops.h"
 
 #include <algorithm>
+#include <array>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kvplan/calibration/fitter.h"
 #include "kvplan/core/error.h"
 #include "kvplan/core/mixer_ops.h"
+#include "kvplan/core/presets.h"
 #include "kvplan/core/weight_quant.h"
 
 namespace kvplan::calibration {
@@ -93,16 +96,35 @@ StepOp prefill_attention_op(double batch, double new_tokens, int num_heads, int 
   return op;
 }
 
+bool published_moe_shape_gated(int64_t hidden, int64_t inter, int experts, int top_k) {
+  static const std::vector<std::array<int64_t, 4>> non_gated = [] {
+    std::vector<std::array<int64_t, 4>> out;
+    for (const ModelConfig& m : model_presets()) {
+      for (const LayerSpec& l : m.layers) {
+        const MlpShape& s = l.mlp;
+        if (s.kind != MlpKind::kMoe || s.gated_experts) continue;
+        const int64_t h = s.expert_latent_size > 0 ? s.expert_latent_size : m.hidden_size;
+        out.push_back({h, s.expert_intermediate_size, s.num_experts, s.experts_per_token});
+      }
+    }
+    return out;
+  }();
+  const std::array<int64_t, 4> key{hidden, inter, experts, top_k};
+  return std::find(non_gated.begin(), non_gated.end(), key) == non_gated.end();
+}
+
 StepOp fused_moe_row_op(double tokens, int64_t hidden, int64_t inter, int top_k, int experts, int moe_tp, int moe_ep,
-                        MoeFormat format, MoeRouting routing) {
+                        MoeFormat format, MoeRouting routing, bool gated) {
   FusedMoeShape f;
+  f.gated = gated;
   f.tokens = tokens;
   f.hidden = hidden;
   f.width = inter / std::max(1, moe_tp);
   f.experts = experts;
   f.top_k = top_k;
   f.ep = std::max(1, moe_ep);
-  f.expert_weight_bytes = 3.0 * static_cast<double>(hidden * f.width) * moe_format_bytes_per_weight(format);
+  f.expert_weight_bytes =
+      (gated ? 3.0 : 2.0) * static_cast<double>(hidden * f.width) * moe_format_bytes_per_weight(format);
   // The tensor-core rate the kernel runs at: W8A8 formats at fp8, W4A4 nvfp4 at fp4 (Blackwell;
   // the row's GPU decides whether that rate exists, see moe_row_compute), weight-only at bf16.
   switch (format) {
@@ -246,7 +268,8 @@ StepOp row_op(const Measurement& m) {
       op = fused_moe_row_op(num(j, "tokens"), static_cast<int64_t>(num(j, "hidden")), static_cast<int64_t>(num(j, "inter")),
                             static_cast<int>(num(j, "top_k")), static_cast<int>(num(j, "experts")),
                             static_cast<int>(num(j, "moe_tp")), static_cast<int>(num(j, "moe_ep")), moe_format,
-                            parse_moe_routing(j.value("routing", std::string("balanced")), "calibration row routing"));
+                            parse_moe_routing(j.value("routing", std::string("balanced")), "calibration row routing"),
+                            j.value("gated", true));
       shaped = true;
     } else if ((c == OpClass::kGemm || c == OpClass::kMoeGemm) && num(j, "m") > 0 && num(j, "n") > 0 && num(j, "k") > 0) {
       op = gemm_op(num(j, "m"), num(j, "n"), num(j, "k"), row_compute_dtype(m));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/fused_moe.h"
 #include "kvplan/core/kv_layout.h"
 #include "kvplan/core/presets.h"
 #include "kvplan/core/step_ops.h"
@@ -73,6 +74,26 @@ TEST(RowOps, DecodeAttentionAndGemmsEqualTheStepsOps) {
     EXPECT_DOUBLE_EQ(decode_attention_op(16, 4096, 32, 8, 128, kv).bytes,
                      16.0 * 4096 * 2 * 8 * 128 * s_kv + 16.0 * 32 * 256 * 2);
   }
+}
+
+// aiconfigurator collects each MoE shape from one model's config, Nemotron-H's relu2 experts without
+// a gate (collector/vllm/collect_moe.py: relu2_no_mul); the row of that shape is the step's own
+// two-matrix experts op, and every other shape stays gated.
+TEST(RowOps, NemotronExpertRowsAreNotGated) {
+  EXPECT_FALSE(published_moe_shape_gated(2688, 1856, 128, 6));   // Nemotron-3-Nano
+  EXPECT_FALSE(published_moe_shape_gated(1024, 2688, 512, 22));  // Nemotron-3-Super, latent width
+  EXPECT_TRUE(published_moe_shape_gated(7168, 2048, 256, 8));    // DeepSeek-V3
+  EXPECT_TRUE(published_moe_shape_gated(3584, 3072, 896, 16));   // Kimi-K3, latent width
+  const ModelConfig m = resolve_model("nemotron-3-nano-30b-a3b");
+  const KvLayout layout = build_kv_layout(m, KvScheme{}, Parallelism{});
+  StepShapeBuilder b(layout);
+  for (int i = 0; i < 64; ++i) b.add_decode(1000);
+  const StepOps ops = build_step_ops(m, layout, Parallelism{}, b.shape(), {});
+  const StepOp row = fused_moe_row_op(64, 2688, 1856, 6, 128, 1, 1, MoeFormat::kBf16, default_moe_routing(m),
+                                      published_moe_shape_gated(2688, 1856, 128, 6));
+  expect_same(row, find(ops, "moe_gemm"));
+  const StepOp gated = fused_moe_row_op(64, 2688, 1856, 6, 128, 1, 1, MoeFormat::kBf16, default_moe_routing(m));
+  EXPECT_DOUBLE_EQ(row.flops, gated.flops * 2 / 3);  // up + down against gate + up + down
 }
 
 TEST(RowOps, Fp8GemmReadsOneByteWeightsAndRunsAtTheFp8Rate) {

@@ -35,9 +35,15 @@ StepOp prefill_attention_op(double batch, double new_tokens, int num_heads, int 
 // the comm stream. Shape {payload, ranks}.
 // One vLLM FusedMoE forward of the published MoE table (README §6a): `tokens` entering the GPU,
 // the model's full hidden / inter / experts / top-k, split by moe_tp (inter) or moe_ep (experts);
-// gated (SwiGLU) experts stored in `format`.
+// gated (SwiGLU) experts stored in `format`, or with `gated` false up and down projections only
+// (Nemotron-H's relu2 experts, which aiconfigurator's collector runs as relu2_no_mul).
 StepOp fused_moe_row_op(double tokens, int64_t hidden, int64_t inter, int top_k, int experts, int moe_tp, int moe_ep,
-                        MoeFormat format, MoeRouting routing);
+                        MoeFormat format, MoeRouting routing, bool gated = true);
+// Whether the published MoE table's rows of this expert shape (hidden as the experts see it: the
+// latent width of a latent MoE) ran gated experts. The table has no activation column; aiconfigurator
+// collects each shape from one model's config (collector/vllm/collect_moe.py), so a shipped preset
+// whose experts have that shape says: false when its experts are not gated (Nemotron-H), else true.
+bool published_moe_shape_gated(int64_t hidden, int64_t inter, int experts, int top_k);
 // One NCCL collective over `ranks` GPUs of a `total_bytes` buffer (nccl-tests' size: the gathered
 // output of all_gather, the full input of reduce_scatter): the bytes each rank sends, as the ring
 // algorithms move them, 2(n-1)/n of the buffer for all_reduce and (n-1)/n for the others.
