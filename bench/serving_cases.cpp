@@ -192,9 +192,10 @@ std::string pool_flags(const PoolColumns& p, bool moe_model, plan::SettingValues
     if (p.moe_ep != gpus) return fmt::format("MoE ep {} differs from the {} GPUs of tp {} x attention DP {}", p.moe_ep,
                                              gpus, p.tp, p.attention_dp);
     flags["enable-expert-parallel"] = "true";
-  } else if (p.attention_dp > 1) {
-    return fmt::format("attention DP {} with MoE tp {} (kvplan's DP spreads whole experts over all GPUs)",
-                       p.attention_dp, p.moe_tp);
+  } else if (p.attention_dp > 1 && p.moe_tp != gpus) {
+    // kvplan's DP without expert parallelism splits each expert over all tp x DP GPUs (parallelism.h)
+    return fmt::format("attention DP {} with MoE tp {}, not the {} GPUs of tp {} x attention DP {}", p.attention_dp,
+                       p.moe_tp, gpus, p.tp, p.attention_dp);
   }
   return "";
 }
@@ -333,6 +334,24 @@ std::string expert_parallel_only_split(const std::string& preset, PoolColumns& p
   }
 }
 
+// A vLLM run recorded with more MoE GPUs than tp GPUs and no attention-DP size: tp t, moe tp m > t,
+// ep 1 (the H200 set's Qwen3-235B-A22B-FP8 runs on vLLM 0.12: tp 1 with moe tp 2 or 4, tp 2 with
+// moe tp 4). vLLM splits a MoE model's experts over all dp x tp GPUs when it runs data parallel
+// (FusedMoEParallelConfig.make flattens TP across DP, with or without expert parallelism), so m GPUs
+// at tp t are m / t data-parallel ranks. The measurements agree: TPOT follows the MoE GPUs, not tp
+// (2000 x 100 tokens: moe tp 2 at tp 1 / tp 2 57.8 / 55.3 ms, moe tp 4 at tp 1 / tp 2 / tp 4 42.6 /
+// 44.7 / 38.3 ms), and tp 1 alone cannot hold the 220 GiB of weights on one H200. Read so; the note
+// says why. Empty for any other split.
+std::string vllm_data_parallel_split(PoolColumns& p) {
+  if (p.attention_dp != 1 || p.moe_ep != 1 || p.moe_tp <= p.tp || p.moe_tp % p.tp != 0) return "";
+  const std::string was = p.describe();
+  p.attention_dp = p.moe_tp / p.tp;
+  return fmt::format("recorded {} without an attention-DP size; vLLM splits a MoE model's experts over all tp x dp "
+                     "GPUs of a data-parallel run (FusedMoEParallelConfig flattens TP across DP), so {} MoE GPUs at "
+                     "tp {} are {} data-parallel ranks: read as {}",
+                     was, p.moe_tp, p.tp, p.attention_dp, p.describe());
+}
+
 }  // namespace
 
 std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const std::string& gpu) {
@@ -372,6 +391,9 @@ std::vector<ServingCase> read_aiconfigurator_e2e(const std::string& path, const 
     c.concurrency = conc_text.empty() ? batch : leading_int(conc_text);
     if (conc_text.empty()) add_note(c, fmt::format("no silicon_concurrency: concurrency = batch_size {}", batch));
     PoolColumns agg = pool_columns(r, "", path);
+    if (!disagg && c.engine == "vllm") {
+      if (const std::string read = vllm_data_parallel_split(agg); !read.empty()) add_note(c, read);
+    }
     const PoolColumns prefill = disagg ? pool_columns(r, "prefill_", path) : PoolColumns{};
     const PoolColumns decode = disagg ? pool_columns(r, "decode_", path) : PoolColumns{};
     c.deployment = disagg ? "disagg" : agg.attention_dp > 1 ? "attention DP" : "agg";

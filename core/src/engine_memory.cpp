@@ -298,6 +298,11 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
                                gib(wb.vision));
   }
   if (p.expert_parallel) weights_how += fmt::format("; routed experts spread over {} GPUs (expert parallel)", p.expert_parallel_size());
+  if (!p.expert_parallel && p.data_parallel > 1 && m.has_moe()) {
+    weights_how += fmt::format("; each routed expert split over all {} GPUs of tp {} x dp {} (the data-parallel ranks "
+                               "share the experts)",
+                               p.expert_tensor_parallel(), p.tensor_parallel, p.data_parallel);
+  }
   weights_how += fmt::format("; vocabulary padded to 64; RoPE cos/sin cache {}; exact", gib(rope));
   MemoryTerm w{"weights", "model weights", weights + rope, true, weights_how};
 

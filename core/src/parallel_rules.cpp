@@ -18,20 +18,22 @@ namespace {
 // vLLM's Fp8LinearMethod / Fp8MoEMethod with weight_block_size: every output partition of a
 // column-parallel layer must be a multiple of block_n, and every input partition of a
 // row-parallel layer (tp > 1) a multiple of block_k, or the scales would straddle GPUs.
+// `flag` names the split that makes `width` (the experts of a data-parallel deployment are split
+// over tensor x data parallel GPUs).
 void check_block(const ModelConfig& m, const QuantizationConfig& q, int tp, const char* what, int64_t width,
-                 bool column, bool row) {
+                 bool column, bool row, const char* flag = "tensor-parallel-size") {
   if (column && width % q.block_n != 0) {
     throw ConfigError(fmt::format(
-        "tensor-parallel-size={}: model '{}' {} of {} per GPU is not a multiple of the fp8 weight block_n={} "
+        "{}={}: model '{}' {} of {} per GPU is not a multiple of the fp8 weight block_n={} "
         "(vLLM refuses: the block scales would straddle GPUs); use a smaller tensor-parallel size or "
         "--enable-expert-parallel",
-        tp, m.id, what, width, q.block_n));
+        flag, tp, m.id, what, width, q.block_n));
   }
   if (row && tp > 1 && width % q.block_k != 0) {
     throw ConfigError(fmt::format(
-        "tensor-parallel-size={}: model '{}' {} of {} per GPU is not a multiple of the fp8 weight block_k={} "
+        "{}={}: model '{}' {} of {} per GPU is not a multiple of the fp8 weight block_k={} "
         "(vLLM refuses: the block scales would straddle GPUs)",
-        tp, m.id, what, width, q.block_k));
+        flag, tp, m.id, what, width, q.block_k));
   }
 }
 
@@ -64,14 +66,18 @@ void validate_split(const ModelConfig& m, const Parallelism& p, const WeightForm
         refuse("expert-parallel-size", p.expert_parallel_size(),
                fmt::format("must not exceed the {} routed experts of model '{}'", s.num_experts, m.id));
       }
-      if (!p.expert_parallel && s.expert_intermediate_size % tp != 0) {
-        refuse("tensor-parallel-size", tp,
-               fmt::format("must divide the expert width moe_intermediate_size={} of model '{}' (or use "
-                           "--enable-expert-parallel)",
+      // Without expert parallelism each expert is split over every tp x dp GPU (parallelism.h).
+      const int etp = p.expert_tensor_parallel();
+      const char* etp_flag = p.data_parallel > 1 && !p.expert_parallel ? "tensor-parallel-size x data-parallel-size"
+                                                                        : "tensor-parallel-size";
+      if (!p.expert_parallel && s.expert_intermediate_size % etp != 0) {
+        refuse(etp_flag, etp,
+               fmt::format("must divide the expert width moe_intermediate_size={} of model '{}' (each expert is "
+                           "split over all tensor x data parallel GPUs; or use --enable-expert-parallel)",
                            s.expert_intermediate_size, m.id));
       }
-      const int64_t width = p.expert_parallel ? s.expert_intermediate_size : s.expert_intermediate_size / tp;
-      if (block) check_block(m, w.quant, p.expert_parallel ? 1 : tp, "the expert width", width, true, true);
+      const int64_t width = p.expert_parallel ? s.expert_intermediate_size : s.expert_intermediate_size / etp;
+      if (block) check_block(m, w.quant, etp, "the expert width", width, true, true, etp_flag);
       if (s.shared_intermediate_size > 0) {
         if (s.shared_intermediate_size % tp != 0) {
           refuse("tensor-parallel-size", tp,

@@ -111,7 +111,8 @@ template <class Emit>
 class TensorList {
  public:
   TensorList(const ModelConfig& m, const Parallelism& p, bool pad_vocab, Emit& emit)
-      : m_(m), tp_(p.tensor_parallel), ep_(p.expert_parallel_size()), pad_vocab_(pad_vocab),
+      : m_(m), tp_(p.tensor_parallel), ep_(p.expert_parallel_size()), etp_(p.expert_tensor_parallel()),
+        pad_vocab_(pad_vocab),
         fused_experts_(m.model_type == "gpt_oss"), fp32_router_(fp32_router(m)), emit_(emit) {}
 
   void add(const Tensor& t) { emit_(t); }
@@ -380,9 +381,10 @@ class TensorList {
         return;
       case MlpKind::kMoe: {
         // Expert parallelism places whole experts (ceil(E / ep) on the fullest GPU); otherwise
-        // every GPU holds every expert's 1/tp slice.
+        // every GPU holds every expert's 1/(tp x dp) slice (parallelism.h: data-parallel ranks
+        // share the experts).
         const int64_t copies = ep_ > 1 ? ceil_div(s.num_experts, ep_) : s.num_experts;
-        const int64_t width = ep_ > 1 ? s.expert_intermediate_size : s.expert_width_per_gpu(tp_);
+        const int64_t width = ep_ > 1 ? s.expert_intermediate_size : s.expert_width_per_gpu(etp_);
         // Latent MoE (Nemotron-3): experts read and write the latent width; the two projections
         // are replicated on every rank (vLLM ReplicatedLinear).
         const int64_t eh = s.expert_latent_size > 0 ? s.expert_latent_size : h;
@@ -698,6 +700,7 @@ class TensorList {
   const ModelConfig& m_;
   int tp_;
   int ep_;
+  int etp_;  // GPUs each expert's width is split over (Parallelism::expert_tensor_parallel)
   bool pad_vocab_;
   bool fused_experts_;
   bool fp32_router_;  // fp32_router(): the router's tensors stored at 4 B

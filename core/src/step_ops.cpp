@@ -118,6 +118,17 @@ class Builder {
     }
   }
 
+  // An NCCL all-gather or reduce-scatter over the data-parallel ranks of a `total_bytes` buffer
+  // (nccl-tests' size: the gathered output, the full input), (dp-1)/dp of it sent by each rank; the
+  // profile's collective grid of that name prices it (published NCCL tables).
+  void dp_collective(const char* name, const char* variant, double total_bytes) {
+    if (dp_ <= 1 || T_ <= 0) return;
+    const double n = dp_;
+    StepOp& op = add(name, OpClass::kCollective, 0, (n - 1) / n * total_bytes, 1, Stream::kComm);
+    op.shape = OpShape{{total_bytes, n, 0, 0}, 2};
+    op.grid_variant = variant;
+  }
+
   const GroupStepWork* work() const {
     if (group_ < 0 || static_cast<size_t>(group_) >= s_.groups.size()) return nullptr;
     return &s_.groups[static_cast<size_t>(group_)];
@@ -542,6 +553,17 @@ class Builder {
               out_.ops.push_back(a2a);
             }
           }
+        } else if (dp_ > 1) {
+          // Data-parallel ranks share the experts (parallelism.h): each expert's width is split over
+          // all tp x dp GPUs, and each GPU runs its slice over every rank's tokens (assumed to carry
+          // this rank's batch). vLLM's all-gather / reduce-scatter all2all backend brings them in:
+          // the hidden states and router logits all-gathered over the dp ranks before the experts,
+          // the partial outputs reduce-scattered after; the TP all-reduce follows as without DP.
+          f.tokens = T_ * static_cast<double>(dp_);
+          f.width = s.expert_width_per_gpu(tp_ * dp_);
+          const double gathered = f.tokens * (static_cast<double>(expert_hidden) + static_cast<double>(E)) * kAct;
+          dp_collective("moe_dispatch_all_gather", "all_gather", gathered);
+          dp_collective("moe_combine_reduce_scatter", "reduce_scatter", f.tokens * static_cast<double>(h_) * kAct);
         } else {
           f.tokens = T_;
           f.width = s.expert_width_per_gpu(tp_);

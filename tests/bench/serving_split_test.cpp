@@ -182,6 +182,34 @@ TEST(ServingCases, ASplitVllmRefusesIsReadAsTheExpertParallelismItNeeds) {
   EXPECT_EQ(cases[2].memory_flags.count("enable-expert-parallel"), 0u);
 }
 
+TEST(ServingCases, VllmRunWithMoreMoeGpusThanTpGpusIsDataParallel) {
+  // Qwen3-235B-A22B-FP8 on H200 with vLLM 0.12 as the H200 set records it: no attention-DP size,
+  // moe tp above tp. vLLM splits the experts over all tp x dp GPUs of a data-parallel run, so tp 1
+  // on moe tp 2 is DP 2, tp 2 on moe tp 4 is DP 2 of tp 2; tp 4 on moe tp 4 stays as it is, and so
+  // does another engine's row.
+  auto row = [](const std::string& id, int tp, int moe_tp, const std::string& engine) {
+    return id + ",silicon_concurrency=8," + engine + ",0.12.0,Qwen/Qwen3-235B-A22B-FP8,h200_sxm,fp8,agg,1000,100,fp8,fp8,8," +
+           std::to_string(tp) + ",1,," + std::to_string(moe_tp) + ",1,,,,,,,,,,,,,,,356.9,54.9\n";
+  };
+  const std::vector<ServingCase> cases = read_aiconfigurator_e2e(write_csv(
+      "vllm_dp.csv", row("p_c8", 1, 2, "vllm") + row("q_c8", 2, 4, "vllm") + row("r_c8", 4, 4, "vllm") +
+                         row("s_c8", 1, 2, "trtllm")));
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(cases[0].why_not, "");
+  EXPECT_EQ(cases[0].deployment, "attention DP");
+  EXPECT_EQ(cases[0].replicas, 2);
+  EXPECT_EQ(cases[0].memory_flags.at("tensor-parallel-size"), "1");
+  EXPECT_EQ(cases[0].memory_flags.at("data-parallel-size"), "2");
+  EXPECT_EQ(cases[0].memory_flags.count("enable-expert-parallel"), 0u);
+  EXPECT_NE(cases[0].notes.find("read as tp 1 pp 1 attention-dp 2 moe tp 2 ep 1"), std::string::npos) << cases[0].notes;
+  EXPECT_EQ(cases[1].memory_flags.at("tensor-parallel-size"), "2");
+  EXPECT_EQ(cases[1].memory_flags.at("data-parallel-size"), "2");
+  EXPECT_EQ(cases[1].replicas, 2);
+  EXPECT_EQ(cases[2].memory_flags.count("data-parallel-size"), 0u);
+  EXPECT_EQ(cases[2].deployment, "agg");
+  EXPECT_EQ(cases[3].memory_flags.count("data-parallel-size"), 0u);
+}
+
 TEST(ServingCases, OnlyTheSameMeasurementOfTheSameRunIsARepeat) {
   // Same run settings and measurement: a repeat. Another concurrency, or another TTFT: not one.
   const std::string path = write_csv("repeats.csv", agg_row("r1_c4", 4, 1024) + agg_row("r2_c4", 4, 1024) +

@@ -429,6 +429,11 @@ TEST(Cli, ExpertAndDataParallelFlags) {
                    {"--expert-parallel-size=3", "tensor-parallel-size x data-parallel-size = 2"});
   expect_bad_input("memory --model qwen3-235b-a22b-fp8 --gpu h200 -t 8",
                    {"tensor-parallel-size=8", "block_n=128", "--enable-expert-parallel"});
+  // Data-parallel ranks of a MoE model share the experts (each split over tp x dp GPUs), and say so.
+  Result dp = run("memory --model qwen3-235b-a22b-fp8 --gpu h200 --data-parallel-size 2");
+  ASSERT_EQ(dp.status, 0) << dp.out;
+  EXPECT_NE(dp.out.find("each routed expert split over all 2 GPUs of tp 1 x dp 2"), std::string::npos) << dp.out;
+  EXPECT_EQ(dp.out.find("DOES NOT FIT"), std::string::npos) << dp.out;
 }
 
 TEST(CliBadInput, UnreadableLog) { expect_bad_input("memory --from-vllm-log /nonexistent.log", {"cannot be opened"}); }

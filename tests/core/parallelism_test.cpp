@@ -65,6 +65,41 @@ TEST(Parallelism, ExpertParallelPlacesWholeExperts) {
   EXPECT_EQ(ep8.total() - ep8.experts, tp2.total() - tp2.experts);
 }
 
+// vLLM runs a MoE model data parallel with its experts split over every tp x dp GPU
+// (FusedMoEParallelConfig.make flattens TP across DP without expert parallelism too): NVIDIA's H200
+// runs of Qwen3-235B-A22B-FP8 at tp 1 on 2 GPUs. Each rank keeps whole attention; the experts are
+// the TP 2 shard, not a full copy per rank.
+TEST(Parallelism, DataParallelRanksShareTheExpertsSplitOverAllTheirGpus) {
+  const ModelConfig m = resolve_model("qwen3-235b-a22b-fp8");
+  const WeightFormat w{m.dtype, m.quantization};
+  const WeightBytes tp1 = weight_bytes_breakdown(m, w, Parallelism{});
+  const WeightBytes tp2 = weight_bytes_breakdown(m, w, Parallelism{.tensor_parallel = 2});
+  const WeightBytes dp2 = weight_bytes_breakdown(m, w, Parallelism{.data_parallel = 2});
+  // per layer and expert at width 1536 / 2 = 768: gate, up [768, 4096] and down [4096, 768] fp8,
+  // 3 x 768 x 4096 B, plus 128 x 128 block scales (6 x 32 per matrix; Qwen's checkpoints store them
+  // bf16): 3 x 192 x 2 B; 128 experts, 94 layers
+  EXPECT_EQ(dp2.experts, int64_t{94} * 128 * (3 * 768 * 4096 + 3 * 192 * 2));
+  EXPECT_EQ(dp2.experts, tp2.experts);
+  EXPECT_EQ(dp2.experts * 2, tp1.experts);
+  EXPECT_EQ(dp2.total() - dp2.experts, tp1.total() - tp1.experts);  // attention and the rest whole
+  // It fits where a full copy per rank would not (220 GiB of weights against an H200's 141 GB).
+  ServingConfig c;
+  c.max_model_len = 8192;
+  c.weights = w;
+  const MemoryPlan plan = plan_memory(m, resolve_gpu("h200"), KvScheme{}, Parallelism{.data_parallel = 2}, c);
+  EXPECT_TRUE(plan.fits);
+  EXPECT_EQ(plan.total_kv_cache_tokens(), 2 * plan.kv_cache_tokens);
+  // The split rule counts every GPU an expert is split over: 1536 over tp 2 x dp 4 = 192 per GPU
+  // is not a multiple of the 128-wide fp8 blocks.
+  const std::string why = refusal(m, Parallelism{.tensor_parallel = 2, .data_parallel = 4}, w);
+  EXPECT_NE(why.find("tensor-parallel-size x data-parallel-size=8"), std::string::npos) << why;
+  EXPECT_NE(why.find("block_n=128"), std::string::npos) << why;
+  // A dense model's data-parallel ranks are full copies, as before.
+  const ModelConfig dense = resolve_model("llama-3.1-8b");
+  EXPECT_EQ(weight_bytes_per_gpu(dense, WeightFormat{}, Parallelism{.data_parallel = 4}),
+            weight_bytes_per_gpu(dense, WeightFormat{}, Parallelism{}));
+}
+
 TEST(Parallelism, DataParallelAttentionMultipliesTheLatentCache) {
   // DeepSeek-V3 on 8 x H200. TP 8: every GPU caches the same latent for every request.
   // DP 8 + EP: each GPU is its own attention rank with its own requests.

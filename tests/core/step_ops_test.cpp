@@ -239,6 +239,36 @@ TEST(StepOpsMoe, ExpertParallelNeedsAnAllToAllOnlyWithDataParallelAttention) {
   EXPECT_STREQ(op(ops, "moe_dispatch").grid_variant, "deepep_ll_dispatch");  // a decode-only step
 }
 
+// Data parallel without expert parallelism (parallelism.h): each GPU runs its 1/(tp x dp) slice of
+// every expert over the tokens of every rank, gathered before (hidden states and router logits)
+// and reduce-scattered after, vLLM's all-gather / reduce-scatter all2all backend.
+TEST(StepOpsMoe, DataParallelRanksRunTheirExpertSliceOverEveryRanksTokens) {
+  Fixture dp("mixtral-8x7b");
+  dp.parallel = Parallelism{.tensor_parallel = 1, .data_parallel = 2};
+  dp.layout = build_kv_layout(dp.model, dp.scheme, dp.parallel);
+  dp.builder.add_decode(100);  // this rank's one token
+  Fixture tp("mixtral-8x7b", 2);
+  tp.builder.add_decode(100);
+  tp.builder.add_decode(100);  // both ranks' tokens on one TP 2 engine: the same expert work
+  const StepOps a = dp.build();
+  const StepOps b = tp.build();
+  EXPECT_DOUBLE_EQ(op(a, "moe_gemm").flops, op(b, "moe_gemm").flops);
+  EXPECT_DOUBLE_EQ(op(a, "moe_gemm").bytes, op(b, "moe_gemm").bytes);
+  // 2 tokens x (4096 hidden + 8 router logits) x 2 B gathered, half of it from the other rank
+  const StepOp& gather = op(a, "moe_dispatch_all_gather");
+  EXPECT_STREQ(gather.grid_variant, "all_gather");
+  EXPECT_EQ(gather.op_class, OpClass::kCollective);
+  EXPECT_DOUBLE_EQ(gather.shape.v[0], 2.0 * (4096 + 8) * 2);
+  EXPECT_DOUBLE_EQ(gather.shape.v[1], 2.0);
+  EXPECT_DOUBLE_EQ(gather.bytes, 0.5 * 2.0 * (4096 + 8) * 2);
+  const StepOp& scatter = op(a, "moe_combine_reduce_scatter");
+  EXPECT_STREQ(scatter.grid_variant, "reduce_scatter");
+  EXPECT_DOUBLE_EQ(scatter.shape.v[0], 2.0 * 4096 * 2);
+  EXPECT_FALSE(has_op(a, "mlp_all_reduce"));  // tp 1: nothing to all-reduce within the rank
+  EXPECT_FALSE(has_op(b, "moe_dispatch_all_gather"));
+  EXPECT_FALSE(has_op(a, "moe_dispatch"));  // no DeepEP without expert parallelism
+}
+
 TEST(StepOpsMla, DeepSeekV3DecodeReadsTheLatent) {
   Fixture f("deepseek-v3");
   f.builder.add_decode(999);  // 1000 tokens attended

@@ -8,9 +8,15 @@
 // Meaning (vLLM's flags; SGLang's --enable-dp-attention is the same split for MLA models):
 //  - tensor_parallel: attention heads, MLP widths and the vocabulary are sharded over these GPUs.
 //  - pipeline_parallel: layers are split into stages.
-//  - data_parallel: independent engine ranks, each with its own KV cache and requests; without
-//    expert parallelism every rank holds a full copy of the weights. For MLA models this is
-//    data-parallel attention: each rank stores the latent of its own requests only.
+//  - data_parallel: engine ranks, each with its own KV cache and requests, its own copy of the
+//    attention and dense layers (split tensor_parallel ways). For MLA models this is
+//    data-parallel attention: each rank stores the latent of its own requests only. A model's
+//    routed experts are not copied per rank: without expert parallelism every expert's width is
+//    split over all tensor_parallel × data_parallel GPUs (expert_tensor_parallel), and each GPU
+//    runs its slice over the tokens of every rank, gathered before the experts and reduce-
+//    scattered after (vLLM's FusedMoEParallelConfig.make flattens TP across DP whether or not EP is
+//    on, then dispatches with its all-gather / reduce-scatter all2all backend; SGLang's
+//    --enable-dp-attention and TensorRT-LLM's attention DP shard the MoE over all tp GPUs alike).
 //  - expert_parallel: the routed experts are spread over all tensor_parallel × data_parallel GPUs
 //    of a stage (whole experts, not sharded widths); attention and dense layers stay as above.
 #pragma once
@@ -28,6 +34,8 @@ struct Parallelism {
 
   // GPUs the routed experts are spread over (1 without expert parallelism).
   int expert_parallel_size() const { return expert_parallel ? tensor_parallel * data_parallel : 1; }
+  // GPUs each routed expert's width is split over (1 with expert parallelism: whole experts).
+  int expert_tensor_parallel() const { return expert_parallel ? 1 : tensor_parallel * data_parallel; }
   int gpus() const { return tensor_parallel * pipeline_parallel * data_parallel; }
 };
 
