@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/core/error.h"
+#include "kvplan/core/gpu_spec.h"
 #include "kvplan/core/model_config.h"
 #include "kvplan/core/parallelism.h"
 #include "kvplan/core/param_count.h"
@@ -186,7 +187,29 @@ std::string pool_flags(const PoolColumns& p, bool moe_model, plan::SettingValues
     return fmt::format("attention DP {} with the MoE split not recorded (moe tp/ep columns 0)", p.attention_dp);
   }
   if (p.moe_tp > 1 && p.moe_ep > 1) {
-    return fmt::format("MoE split tp {} x ep {} (kvplan's EP spreads whole experts over all GPUs)", p.moe_tp, p.moe_ep);
+    // MoE TP x EP: experts over moe_ep groups, each split over moe_tp GPUs (parallelism.h's
+    // expert_parallel_ranks), a split TensorRT-LLM and SGLang run and vLLM has no form for.
+    const auto engine = flags.find("engine");
+    if (engine != flags.end() && engine->second == "vllm") {
+      return fmt::format("MoE split tp {} x ep {} (vLLM has no MoE TP x EP split)", p.moe_tp, p.moe_ep);
+    }
+    if (p.moe_tp * p.moe_ep != gpus) {
+      return fmt::format("MoE split tp {} x ep {} on the {} GPUs of tp {} x attention DP {}", p.moe_tp, p.moe_ep, gpus,
+                         p.tp, p.attention_dp);
+    }
+    // DeepSeek's "cfg181"/"cfg183" rows record tp (or attention DP) 64 = moe tp 8 x ep 8 on H200, whose
+    // NVLink domain is 8 GPUs: the shape of the split columns the repair above multiplies out, but their
+    // ids do not say how; nothing confirms a 64-GPU reading, so they stay refused.
+    const auto gpu = flags.find("gpu");
+    const int domain = gpu != flags.end() ? resolve_gpu(gpu->second).scale_up_domain_gpus : 8;
+    if (gpus > domain) {
+      return fmt::format("MoE split tp {} x ep {} over {} GPUs, beyond one {}-GPU NVLink domain (columns that look "
+                         "multiplied, with no id to read them by)",
+                         p.moe_tp, p.moe_ep, gpus, domain);
+    }
+    flags["enable-expert-parallel"] = "true";
+    flags["expert-parallel-size"] = std::to_string(p.moe_ep);
+    return "";
   }
   if (p.moe_ep > 1) {
     if (p.moe_ep != gpus) return fmt::format("MoE ep {} differs from the {} GPUs of tp {} x attention DP {}", p.moe_ep,
@@ -530,9 +553,9 @@ std::vector<ServingCase> read_public_runs(const std::string& path) {
     } else if (gpu == gpus.end()) {
       c.why_not = fmt::format("GPU '{}' has no unambiguous kvplan preset", field(r, "gpu", path));
     } else if (notes.find("--enable-dp-attention") != std::string::npos) {
-      c.why_not = "SGLang --enable-dp-attention with TP-sharded MoE and unstated DP size (kvplan's DP spreads experts)";
+      c.why_not = "SGLang --enable-dp-attention with TP-sharded MoE and unstated DP size";
     } else if (leading_int(field(r, "ep", path)) > 1) {
-      c.why_not = fmt::format("MoE split tp {} x ep {} (kvplan's EP spreads whole experts over all GPUs)",
+      c.why_not = fmt::format("MoE split tp {} x ep {} (the public run does not say how its engine combines them)",
                               field(r, "tp", path), field(r, "ep", path));
     } else if (poisson && !(c.rate > 0 && std::isfinite(c.rate))) {
       c.why_not = fmt::format("request_rate '{}' is neither inf nor a positive number", load_value);

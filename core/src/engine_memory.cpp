@@ -297,7 +297,14 @@ MemoryPlan plan_stage(const ModelConfig& m, const GpuSpec& gpu, const KvScheme& 
                                m.audio.kind == VisionKind::kNone ? "vision encoder" : "vision and audio encoders",
                                gib(wb.vision));
   }
-  if (p.expert_parallel) weights_how += fmt::format("; routed experts spread over {} GPUs (expert parallel)", p.expert_parallel_size());
+  if (p.expert_parallel && p.expert_tensor_parallel() > 1) {
+    weights_how += fmt::format("; routed experts spread over {} groups of {} GPUs, each expert split over its group's "
+                               "GPUs (MoE TP {} x EP {})",
+                               p.expert_parallel_size(), p.expert_tensor_parallel(), p.expert_tensor_parallel(),
+                               p.expert_parallel_size());
+  } else if (p.expert_parallel) {
+    weights_how += fmt::format("; routed experts spread over {} GPUs (expert parallel)", p.expert_parallel_size());
+  }
   if (!p.expert_parallel && p.data_parallel > 1 && m.has_moe()) {
     weights_how += fmt::format("; each routed expert split over all {} GPUs of tp {} x dp {} (the data-parallel ranks "
                                "share the experts)",

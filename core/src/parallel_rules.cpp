@@ -62,21 +62,28 @@ void validate_split(const ModelConfig& m, const Parallelism& p, const WeightForm
   for (const LayerSpec& l : m.layers) {
     const MlpShape& s = l.mlp;
     if (s.kind == MlpKind::kMoe) {
+      if (p.expert_parallel && p.expert_parallel_ranks > 0 && (tp * p.data_parallel) % p.expert_parallel_ranks != 0) {
+        refuse("expert-parallel-size", p.expert_parallel_ranks,
+               fmt::format("must divide tensor-parallel-size x data-parallel-size = {}", tp * p.data_parallel));
+      }
       if (p.expert_parallel && s.num_experts < p.expert_parallel_size()) {
         refuse("expert-parallel-size", p.expert_parallel_size(),
                fmt::format("must not exceed the {} routed experts of model '{}'", s.num_experts, m.id));
       }
-      // Without expert parallelism each expert is split over every tp x dp GPU (parallelism.h).
+      // Without expert parallelism each expert is split over every tp x dp GPU, with a smaller EP
+      // size over the GPUs of its group (parallelism.h).
       const int etp = p.expert_tensor_parallel();
-      const char* etp_flag = p.data_parallel > 1 && !p.expert_parallel ? "tensor-parallel-size x data-parallel-size"
-                                                                        : "tensor-parallel-size";
-      if (!p.expert_parallel && s.expert_intermediate_size % etp != 0) {
+      const char* etp_flag = p.expert_parallel && p.expert_parallel_ranks > 0
+                                 ? "MoE tensor-parallel size (tensor x data parallel / expert-parallel-size)"
+                             : p.data_parallel > 1 && !p.expert_parallel ? "tensor-parallel-size x data-parallel-size"
+                                                                         : "tensor-parallel-size";
+      if (s.expert_intermediate_size % etp != 0) {
         refuse(etp_flag, etp,
                fmt::format("must divide the expert width moe_intermediate_size={} of model '{}' (each expert is "
                            "split over all tensor x data parallel GPUs; or use --enable-expert-parallel)",
                            s.expert_intermediate_size, m.id));
       }
-      const int64_t width = p.expert_parallel ? s.expert_intermediate_size : s.expert_intermediate_size / etp;
+      const int64_t width = s.expert_intermediate_size / etp;
       if (block) check_block(m, w.quant, etp, "the expert width", width, true, true, etp_flag);
       if (s.shared_intermediate_size > 0) {
         if (s.shared_intermediate_size % tp != 0) {

@@ -380,11 +380,12 @@ class TensorList {
         linear(Part::kMlp, Module::kMlp, "mlp.down_proj", h, s.intermediate_size / tp_, s.bias);
         return;
       case MlpKind::kMoe: {
-        // Expert parallelism places whole experts (ceil(E / ep) on the fullest GPU); otherwise
-        // every GPU holds every expert's 1/(tp x dp) slice (parallelism.h: data-parallel ranks
-        // share the experts).
+        // Expert parallelism places whole experts (ceil(E / ep) on the fullest GPU), or with a
+        // smaller EP size (MoE TP x EP) each group's experts split over its GPUs; otherwise every
+        // GPU holds every expert's 1/(tp x dp) slice (parallelism.h: data-parallel ranks share the
+        // experts).
         const int64_t copies = ep_ > 1 ? ceil_div(s.num_experts, ep_) : s.num_experts;
-        const int64_t width = ep_ > 1 ? s.expert_intermediate_size : s.expert_width_per_gpu(etp_);
+        const int64_t width = s.expert_width_per_gpu(etp_);  // whole (etp 1) under expert parallelism
         // Latent MoE (Nemotron-3): experts read and write the latent width; the two projections
         // are replicated on every rank (vLLM ReplicatedLinear).
         const int64_t eh = s.expert_latent_size > 0 ? s.expert_latent_size : h;

@@ -49,7 +49,8 @@ class Builder {
  public:
   Builder(const ModelConfig& m, const KvLayout& layout, const Parallelism& p, const StepShape& s,
           const StepOpsOptions& o, StepOps& out)
-      : m_(m), layout_(layout), tp_(p.tensor_parallel), ep_(p.expert_parallel_size()), dp_(p.data_parallel), s_(s),
+      : m_(m), layout_(layout), tp_(p.tensor_parallel), ep_(p.expert_parallel_size()), etp_(p.expert_tensor_parallel()),
+        dp_(p.data_parallel), s_(s),
         o_(o), out_(out) {
     T_ = static_cast<double>(s.new_tokens());
     Tp_ = static_cast<double>(s.prefill_tokens);
@@ -534,7 +535,7 @@ class Builder {
           // Expert parallelism: whole experts, E/ep per GPU, each run over the tokens of every
           // data-parallel rank (assumed to carry this rank's batch).
           f.tokens = T_ * static_cast<double>(dp_);
-          f.width = s.expert_intermediate_size;
+          f.width = s.expert_width_per_gpu(etp_);  // whole experts, or a group's slice (MoE TP x EP)
           f.ep = ep_;
           // With one data-parallel rank every GPU of the TP group already holds every token (the
           // attention output is all-reduced), so each runs its local experts over all of them and
@@ -682,6 +683,7 @@ class Builder {
   const KvLayout& layout_;
   int tp_;
   int ep_;
+  int etp_;  // GPUs each expert's width is split over (Parallelism::expert_tensor_parallel)
   int dp_;
   const StepShape& s_;
   const StepOpsOptions& o_;

@@ -48,11 +48,18 @@ ResolvedScenario resolve(const Scenario& in) {
   s.parallel.data_parallel = in.hardware.data_parallel_size;
   const int ep = in.hardware.expert_parallel_size;
   s.parallel.expert_parallel = in.hardware.enable_expert_parallel || ep > 1;
-  if (ep > 1 && ep != s.parallel.tensor_parallel * s.parallel.data_parallel) {
-    throw ConfigError(fmt::format(
-        "--expert-parallel-size={} must equal tensor-parallel-size x data-parallel-size = {} (kvplan spreads the "
-        "experts over every GPU of a stage, as vLLM's --enable-expert-parallel does)",
-        ep, s.parallel.tensor_parallel * s.parallel.data_parallel));
+  const int gpus_per_stage = s.parallel.tensor_parallel * s.parallel.data_parallel;
+  if (ep > 1 && ep != gpus_per_stage) {
+    // A smaller EP size splits each expert over the GPUs of its group (MoE TP x EP): TensorRT-LLM's
+    // moe_expert_parallel_size, SGLang's --ep-size below --tp-size. vLLM's EP spans every GPU.
+    if (c.engine == Engine::kVllm || gpus_per_stage % ep != 0) {
+      throw ConfigError(fmt::format(
+          "--expert-parallel-size={} must equal tensor-parallel-size x data-parallel-size = {}{}", ep, gpus_per_stage,
+          c.engine == Engine::kVllm
+              ? " (vLLM's --enable-expert-parallel spreads the experts over every GPU of a stage)"
+              : fmt::format(", or divide it (MoE TP x EP: each expert split over {} / ep GPUs)", gpus_per_stage)));
+    }
+    s.parallel.expert_parallel_ranks = ep;
   }
 
   const DType act = in.model.dtype ? *in.model.dtype : (s.model.dtype == DType::kF32 ? DType::kBF16 : s.model.dtype);

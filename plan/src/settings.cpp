@@ -142,7 +142,8 @@ std::vector<Setting> build_settings() {
        "Spread MoE experts over the tensor x data parallel GPUs instead of splitting each one"}));
   t.push_back(integer<&Scenario::hardware, &HardwareSettings::expert_parallel_size>(
       {"expert-parallel-size", "hardware", "expert_parallel_size", "GPUs",
-       "Expert-parallel GPUs (> 1 implies --enable-expert-parallel; must equal tensor x data parallel)",
+       "Expert-parallel groups (> 1 implies --enable-expert-parallel; tensor x data parallel, or with TensorRT-LLM and "
+       "SGLang a divisor of it: each expert then split over tensor x data parallel / this GPUs)",
        "0 means tensor x data parallel when expert parallelism is enabled"},
       {.min = 0}));
   t.push_back(integer<&Scenario::hardware, &HardwareSettings::replicas>(

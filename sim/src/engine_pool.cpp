@@ -27,7 +27,9 @@ int64_t pool_kv_capacity(const MemoryPlan& plan, KvPolicy policy) {
 std::string describe_pool(int32_t engines, const Parallelism& p) {
   return fmt::format("{} engine(s) of tp {} pp {}{}{}", engines, p.tensor_parallel, p.pipeline_parallel,
                      p.data_parallel > 1 ? fmt::format(" (one attention-DP rank of {})", p.data_parallel) : "",
-                     p.expert_parallel ? fmt::format(", experts over {} GPUs", p.expert_parallel_size()) : "");
+                     p.expert_parallel ? fmt::format(", experts over {} {}", p.expert_parallel_size(),
+                                                     p.expert_tensor_parallel() > 1 ? "groups" : "GPUs")
+                                       : "");
 }
 
 std::optional<PrefillPool> build_prefill_pool(const SimulationConfig& cfg, const SchedulerConfig& decode,
@@ -36,7 +38,8 @@ std::optional<PrefillPool> build_prefill_pool(const SimulationConfig& cfg, const
   const Parallelism& p = *cfg.cluster.prefill_parallel;
   const Parallelism& d = cfg.parallel;
   if (p.tensor_parallel == d.tensor_parallel && p.pipeline_parallel == d.pipeline_parallel &&
-      p.data_parallel == d.data_parallel && p.expert_parallel == d.expert_parallel) {
+      p.data_parallel == d.data_parallel && p.expert_parallel == d.expert_parallel &&
+      p.expert_parallel_size() == d.expert_parallel_size()) {
     return std::nullopt;
   }
   validate_split(cfg.model, p, cfg.serving.weights);

@@ -151,8 +151,11 @@ TEST(ServingCases, SplitMultipliedIntoTheColumnsIsReadAsTheIdSays) {
   EXPECT_EQ(cases[2].memory_flags.at("data-parallel-size"), "8");
   EXPECT_EQ(cases[2].memory_flags.at("tensor-parallel-size"), "1");
   EXPECT_EQ(cases[2].replicas, 8);
-  // The real moe tp x ep hybrid keeps its columns, and kvplan says it has no form for it.
-  EXPECT_NE(cases[3].why_not.find("MoE split tp 2 x ep 2"), std::string::npos) << cases[3].why_not;
+  // The real moe tp x ep hybrid keeps its columns and runs as MoE TP 2 x EP 2 (TensorRT-LLM).
+  EXPECT_EQ(cases[3].why_not, "");
+  EXPECT_EQ(cases[3].memory_flags.at("tensor-parallel-size"), "4");
+  EXPECT_EQ(cases[3].memory_flags.at("enable-expert-parallel"), "true");
+  EXPECT_EQ(cases[3].memory_flags.at("expert-parallel-size"), "2");
   EXPECT_FALSE(cases[3].excluded);
 }
 
@@ -208,6 +211,21 @@ TEST(ServingCases, VllmRunWithMoreMoeGpusThanTpGpusIsDataParallel) {
   EXPECT_EQ(cases[2].memory_flags.count("data-parallel-size"), 0u);
   EXPECT_EQ(cases[2].deployment, "agg");
   EXPECT_EQ(cases[3].memory_flags.count("data-parallel-size"), 0u);
+}
+
+TEST(ServingCases, MoeTpTimesEpBeyondOneNvlinkDomainWithoutAnIdStaysRefused) {
+  // DeepSeek's "cfg181" rows: tp 64 = moe tp 8 x ep 8 on H200 (8 GPUs per NVLink domain), ids that do
+  // not say how to read them. The same split on vLLM has no form at all.
+  auto row = [](const std::string& id, const std::string& engine_model, int tp) {
+    return id + ",silicon_concurrency=16," + engine_model + ",h200_sxm,fp8,agg,1024,1024,fp8,fp8,16," +
+           std::to_string(tp) + ",1,1," + (tp == 64 ? "8,8" : "2,2") + ",,,,,,,,,,,,,,,300.5,20.25\n";
+  };
+  const std::vector<ServingCase> cases = read_aiconfigurator_e2e(
+      write_csv("cfg.csv", row("x_c16_cfg181", "trtllm,1.1.0rc2,deepseek-ai/DeepSeek-V3", 64) +
+                               row("y_c16", "vllm,0.12.0,Qwen/Qwen3-235B-A22B-FP8", 4)));
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_NE(cases[0].why_not.find("over 64 GPUs, beyond one 8-GPU NVLink domain"), std::string::npos) << cases[0].why_not;
+  EXPECT_NE(cases[1].why_not.find("vLLM has no MoE TP x EP split"), std::string::npos) << cases[1].why_not;
 }
 
 TEST(ServingCases, OnlyTheSameMeasurementOfTheSameRunIsARepeat) {

@@ -429,6 +429,17 @@ TEST(Cli, ExpertAndDataParallelFlags) {
                    {"--expert-parallel-size=3", "tensor-parallel-size x data-parallel-size = 2"});
   expect_bad_input("memory --model qwen3-235b-a22b-fp8 --gpu h200 -t 8",
                    {"tensor-parallel-size=8", "block_n=128", "--enable-expert-parallel"});
+  // MoE TP x EP: TensorRT-LLM and SGLang run a smaller EP size than tp x dp; vLLM has no such split.
+  Result hybrid = run("memory --model qwen3-235b-a22b-fp8 --gpu h200 -t 4 --expert-parallel-size 2 --engine trtllm");
+  ASSERT_EQ(hybrid.status, 0) << hybrid.out;
+  EXPECT_NE(hybrid.out.find("routed experts spread over 2 groups of 2 GPUs, each expert split over its group's GPUs "
+                            "(MoE TP 2 x EP 2)"),
+            std::string::npos)
+      << hybrid.out;
+  expect_bad_input("memory --model qwen3-235b-a22b-fp8 --gpu h200 -t 4 --expert-parallel-size 2",
+                   {"--expert-parallel-size=2", "tensor-parallel-size x data-parallel-size = 4", "vLLM"});
+  expect_bad_input("memory --model qwen3-235b-a22b-fp8 --gpu h200 -t 4 --expert-parallel-size 3 --engine sglang",
+                   {"--expert-parallel-size=3", "or divide it"});
   // Data-parallel ranks of a MoE model share the experts (each split over tp x dp GPUs), and say so.
   Result dp = run("memory --model qwen3-235b-a22b-fp8 --gpu h200 --data-parallel-size 2");
   ASSERT_EQ(dp.status, 0) << dp.out;

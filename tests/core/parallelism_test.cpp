@@ -100,6 +100,30 @@ TEST(Parallelism, DataParallelRanksShareTheExpertsSplitOverAllTheirGpus) {
             weight_bytes_per_gpu(dense, WeightFormat{}, Parallelism{}));
 }
 
+// MoE TP x EP (TensorRT-LLM's moe_tensor_parallel_size x moe_expert_parallel_size, SGLang's --ep-size
+// below --tp-size): at TP 4 with EP 2 the 128 experts go to 2 groups of 2 GPUs, each expert split
+// over its group's 2 GPUs: 64 experts of width 768 per GPU.
+TEST(Parallelism, ExpertParallelGroupsSplitTheirExpertsOverTheirGpus) {
+  const ModelConfig m = resolve_model("qwen3-235b-a22b-fp8");
+  const WeightFormat w{m.dtype, m.quantization};
+  Parallelism hybrid{.tensor_parallel = 4, .expert_parallel = true, .expert_parallel_ranks = 2};
+  EXPECT_EQ(hybrid.expert_parallel_size(), 2);
+  EXPECT_EQ(hybrid.expert_tensor_parallel(), 2);
+  const WeightBytes b = weight_bytes_breakdown(m, w, hybrid);
+  EXPECT_EQ(b.experts, int64_t{94} * 64 * (3 * 768 * 4096 + 3 * 192 * 2));
+  const WeightBytes tp4 = weight_bytes_breakdown(m, w, Parallelism{.tensor_parallel = 4});
+  EXPECT_EQ(b.total() - b.experts, tp4.total() - tp4.experts);  // attention as at TP 4
+  EXPECT_EQ(refusal(m, hybrid, w), "(accepted)");
+  hybrid.expert_parallel_ranks = 3;
+  EXPECT_NE(refusal(m, hybrid, w).find("expert-parallel-size=3 must divide tensor-parallel-size x data-parallel-size = 4"),
+            std::string::npos)
+      << refusal(m, hybrid, w);
+  // Groups of 4 at TP 8 x EP 2: 1536 / 4 = 384 per GPU, three 128-wide blocks; groups of 8 would be 192.
+  EXPECT_EQ(refusal(m, Parallelism{.tensor_parallel = 8, .expert_parallel = true, .expert_parallel_ranks = 2}, w), "(accepted)");
+  const std::string why = refusal(m, Parallelism{.tensor_parallel = 16, .expert_parallel = true, .expert_parallel_ranks = 2}, w);
+  EXPECT_NE(why.find("MoE tensor-parallel size (tensor x data parallel / expert-parallel-size)=8"), std::string::npos) << why;
+}
+
 TEST(Parallelism, DataParallelAttentionMultipliesTheLatentCache) {
   // DeepSeek-V3 on 8 x H200. TP 8: every GPU caches the same latent for every request.
   // DP 8 + EP: each GPU is its own attention rank with its own requests.

@@ -269,6 +269,21 @@ TEST(StepOpsMoe, DataParallelRanksRunTheirExpertSliceOverEveryRanksTokens) {
   EXPECT_FALSE(has_op(a, "moe_dispatch"));  // no DeepEP without expert parallelism
 }
 
+// MoE TP 2 x EP 2 at TP 4: one token's 2 pairs (balanced) land on the 2 groups, and the straggler
+// GPU runs 1 pair through 1 local expert at half width: the TP 4 x EP 4 bytes at width 14336 / 2.
+TEST(StepOpsMoe, ExpertParallelGroupsRunHalfWidthExperts) {
+  Fixture f("mixtral-8x7b", 4);
+  f.parallel.expert_parallel = true;
+  f.parallel.expert_parallel_ranks = 2;
+  f.builder.add_decode(100);
+  StepOpsOptions balanced;
+  balanced.moe_routing = MoeRouting::kBalanced;
+  const StepOps ops = f.build(balanced);
+  EXPECT_DOUBLE_EQ(op(ops, "moe_gemm").bytes, 3.0 * 7168 * 4096 * 2 + 2.0 * 4096 * 2 + (8192 + 6.0 * 7168) * 2);
+  EXPECT_FALSE(has_op(ops, "moe_dispatch"));  // one DP rank: the MLP all-reduce combines
+  EXPECT_TRUE(has_op(ops, "mlp_all_reduce"));
+}
+
 TEST(StepOpsMla, DeepSeekV3DecodeReadsTheLatent) {
   Fixture f("deepseek-v3");
   f.builder.add_decode(999);  // 1000 tokens attended

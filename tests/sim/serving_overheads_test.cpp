@@ -31,11 +31,11 @@ TEST(ServingOverheads, FittedDefaultsPerEngineNameTheirSource) {
   }
   // The numbers kvplan_validate_serving --fit-overheads printed (docs/benchmarks.md, "Whole-model
   // serving"); the tool says "matches this fit" for each engine when they are current.
-  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 100'487'000);
+  EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request.ns, 100'448'000);
   EXPECT_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight.ns, 0);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0582);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).request_per_in_flight_prefill_share.value, 0.0584);
   EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kVllm, true).request_per_in_flight_prefill_share.value, 0.0552);
-  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.949);
+  EXPECT_DOUBLE_EQ(default_serving_overheads(Engine::kTrtllm, true).step_factor.value, 0.950);
   EXPECT_EQ(default_serving_overheads(Engine::kVllm, true).step.ns, 321'000);
   EXPECT_EQ(default_serving_overheads(Engine::kSglang, true).request.ns, 70'522'000);
   for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {

@@ -19,6 +19,11 @@
 //    --enable-dp-attention and TensorRT-LLM's attention DP shard the MoE over all tp GPUs alike).
 //  - expert_parallel: the routed experts are spread over all tensor_parallel × data_parallel GPUs
 //    of a stage (whole experts, not sharded widths); attention and dense layers stay as above.
+//  - expert_parallel_ranks: a smaller expert-parallel size, a divisor of tensor_parallel ×
+//    data_parallel (0: all of them): the experts are spread over that many groups and each
+//    expert's width split over the GPUs of a group (MoE TP × EP: TensorRT-LLM's
+//    moe_tensor_parallel_size × moe_expert_parallel_size, SGLang's --ep-size below --tp-size;
+//    vLLM has no such split).
 #pragma once
 
 namespace kvplan {
@@ -31,11 +36,15 @@ struct Parallelism {
   int pipeline_parallel = 1;
   int data_parallel = 1;
   bool expert_parallel = false;
+  int expert_parallel_ranks = 0;  // with expert_parallel: 0 = tensor_parallel × data_parallel
 
-  // GPUs the routed experts are spread over (1 without expert parallelism).
-  int expert_parallel_size() const { return expert_parallel ? tensor_parallel * data_parallel : 1; }
-  // GPUs each routed expert's width is split over (1 with expert parallelism: whole experts).
-  int expert_tensor_parallel() const { return expert_parallel ? 1 : tensor_parallel * data_parallel; }
+  // Groups the routed experts are spread over (1 without expert parallelism).
+  int expert_parallel_size() const {
+    if (!expert_parallel) return 1;
+    return expert_parallel_ranks > 0 ? expert_parallel_ranks : tensor_parallel * data_parallel;
+  }
+  // GPUs each routed expert's width is split over (1 with expert parallelism over every GPU).
+  int expert_tensor_parallel() const { return tensor_parallel * data_parallel / expert_parallel_size(); }
   int gpus() const { return tensor_parallel * pipeline_parallel * data_parallel; }
 };
 
