@@ -243,6 +243,16 @@ void disagg_flags(ServingCase& c, const PoolColumns& prefill, const PoolColumns&
     c.excluded = true;
     return;
   }
+  for (const PoolColumns* pool : {&prefill, &decode}) {
+    if (pool->moe_tp > 1 && pool->moe_ep > 1) {
+      // kvplan's --prefill-* flags have no expert-parallel size of their own (the prefill pool keeps
+      // the decode pool's), so a pool with MoE TP x EP is not expressed.
+      c.why_not = fmt::format("disagg: a pool with MoE split tp {} x ep {} (the --prefill-* flags have no "
+                              "expert-parallel size)",
+                              pool->moe_tp, pool->moe_ep);
+      return;
+    }
+  }
   plan::SettingValues prefill_flags;
   std::string why = pool_flags(decode, moe, c.memory_flags);
   if (why.empty()) why = pool_flags(prefill, moe, prefill_flags);

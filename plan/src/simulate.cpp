@@ -264,7 +264,7 @@ sim::SimulationConfig simulation_config(const Scenario& in, const ResolvedScenar
                         "set the prefill pool of a disaggregated deployment: add --prefill-replicas and "
                         "--decode-replicas");
     }
-    Parallelism p = c.parallel;
+    Parallelism p = c.parallel;  // keeps the decode pool's --expert-parallel-size (validate_split checks it)
     if (hw.prefill_tensor_parallel_size > 0) p.tensor_parallel = hw.prefill_tensor_parallel_size;
     if (hw.prefill_data_parallel_size > 0) p.data_parallel = hw.prefill_data_parallel_size;
     if (hw.prefill_expert_parallel != PoolExpertParallel::kSame) {

@@ -255,6 +255,20 @@ TEST(ServingCases, DisaggRowWithoutWorkerCountsIsExcludedNotRefused) {
   EXPECT_NE(cases[0].why_not.find("worker counts not recorded"), std::string::npos);
 }
 
+TEST(ServingCases, DisaggPoolWithMoeTpTimesEpIsNotExpressed) {
+  // The decode pool runs moe tp 2 x ep 4 on 8 GPUs; kvplan's --prefill-* flags have no expert-parallel
+  // size of their own, so the row is refused rather than run with another split.
+  const std::string prefill_pool = "16,1,8,1,1,1,8", decode_pool = "16,1,8,1,1,2,4";  // batch, workers, tp..ep
+  const ServingCase c = read_aiconfigurator_e2e(
+      write_csv("disagg_hybrid.csv",
+                "dsr1_disagg_c16,silicon_concurrency=16,trtllm,1.1.0rc2,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,"
+                "disagg,1024,1024,fp8,fp8_block,,,,,,," +
+                    prefill_pool + "," + decode_pool + ",462.0,23.3\n"))
+                            .at(0);
+  EXPECT_NE(c.why_not.find("disagg: a pool with MoE split tp 2 x ep 4"), std::string::npos) << c.why_not;
+  EXPECT_FALSE(c.excluded);
+}
+
 TEST(ServingCases, BlockScaledFp8RowsRunAsFp8BlockNotPerTensorFp8) {
   // Qwen3.5-397B (a bf16 preset) on 8 H200s with SGLang, FP8 with 128x128 block scales on the experts:
   // vLLM's fused MoE runs another kernel for block scales (6x faster at 4 tokens), so the row must be

@@ -118,6 +118,10 @@ TEST(Parallelism, ExpertParallelGroupsSplitTheirExpertsOverTheirGpus) {
   EXPECT_NE(refusal(m, hybrid, w).find("expert-parallel-size=3 must divide tensor-parallel-size x data-parallel-size = 4"),
             std::string::npos)
       << refusal(m, hybrid, w);
+  // An EP size above the GPUs is refused, and the sizes never divide by zero on the way.
+  const Parallelism too_many{.tensor_parallel = 2, .expert_parallel = true, .expert_parallel_ranks = 4};
+  EXPECT_EQ(too_many.expert_tensor_parallel(), 1);
+  EXPECT_NE(refusal(m, too_many, w).find("expert-parallel-size=4 must divide"), std::string::npos);
   // Groups of 4 at TP 8 x EP 2: 1536 / 4 = 384 per GPU, three 128-wide blocks; groups of 8 would be 192.
   EXPECT_EQ(refusal(m, Parallelism{.tensor_parallel = 8, .expert_parallel = true, .expert_parallel_ranks = 2}, w), "(accepted)");
   const std::string why = refusal(m, Parallelism{.tensor_parallel = 16, .expert_parallel = true, .expert_parallel_ranks = 2}, w);

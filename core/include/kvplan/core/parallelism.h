@@ -43,8 +43,12 @@ struct Parallelism {
     if (!expert_parallel) return 1;
     return expert_parallel_ranks > 0 ? expert_parallel_ranks : tensor_parallel * data_parallel;
   }
-  // GPUs each routed expert's width is split over (1 with expert parallelism over every GPU).
-  int expert_tensor_parallel() const { return tensor_parallel * data_parallel / expert_parallel_size(); }
+  // GPUs each routed expert's width is split over (1 with expert parallelism over every GPU; never
+  // below 1, also for an EP size validate_split refuses).
+  int expert_tensor_parallel() const {
+    const int n = tensor_parallel * data_parallel / expert_parallel_size();
+    return n > 0 ? n : 1;
+  }
   int gpus() const { return tensor_parallel * pipeline_parallel * data_parallel; }
 };
 
