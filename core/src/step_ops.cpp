@@ -531,11 +531,13 @@ class Builder {
         const WeightFormat experts{o_.weights.dtype, expert_quantization(o_.weights.quant)};
         if (o_.weights.quant.expert_method != QuantMethod::kNone && quantized_now()) f.compute = DType::kBF16;
         if (!moe_format_of(experts, quantized_now(), f.format)) f.format = MoeFormat::kBf16;
+        // Each GPU runs its experts' 1/etp slice (whole experts under expert parallelism over every
+        // GPU, a group's slice with MoE TP x EP, all tp x dp GPUs' slice without EP; parallelism.h)
+        // over the tokens of every data-parallel rank (assumed to carry this rank's batch).
+        f.tokens = T_ * static_cast<double>(dp_);
+        f.width = s.expert_width_per_gpu(etp_);
         if (ep_ > 1) {
-          // Expert parallelism: whole experts, E/ep per GPU, each run over the tokens of every
-          // data-parallel rank (assumed to carry this rank's batch).
-          f.tokens = T_ * static_cast<double>(dp_);
-          f.width = s.expert_width_per_gpu(etp_);  // whole experts, or a group's slice (MoE TP x EP)
+          // Expert parallelism: E/ep experts per GPU.
           f.ep = ep_;
           // With one data-parallel rank every GPU of the TP group already holds every token (the
           // attention output is all-reduced), so each runs its local experts over all of them and
@@ -555,19 +557,12 @@ class Builder {
             }
           }
         } else if (dp_ > 1) {
-          // Data-parallel ranks share the experts (parallelism.h): each expert's width is split over
-          // all tp x dp GPUs, and each GPU runs its slice over every rank's tokens (assumed to carry
-          // this rank's batch). vLLM's all-gather / reduce-scatter all2all backend brings them in:
-          // the hidden states and router logits all-gathered over the dp ranks before the experts,
-          // the partial outputs reduce-scattered after; the TP all-reduce follows as without DP.
-          f.tokens = T_ * static_cast<double>(dp_);
-          f.width = s.expert_width_per_gpu(tp_ * dp_);
+          // Data-parallel ranks share the experts: vLLM's all-gather / reduce-scatter all2all backend
+          // gathers the hidden states and router logits over the dp ranks before the experts and
+          // reduce-scatters the partial outputs after; the TP all-reduce follows as without DP.
           const double gathered = f.tokens * (static_cast<double>(expert_hidden) + static_cast<double>(E)) * kAct;
           dp_collective("moe_dispatch_all_gather", "all_gather", gathered);
           dp_collective("moe_combine_reduce_scatter", "reduce_scatter", f.tokens * static_cast<double>(h_) * kAct);
-        } else {
-          f.tokens = T_;
-          f.width = s.expert_width_per_gpu(tp_);
         }
         const int64_t up_width = s.gated_experts ? 2 * f.width : f.width;
         const double gate_up_bias = s.expert_bias ? up_width * kAct : 0.0;
